@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rrxe top-level entry points. `make run` builds everything and runs the demo in a VM;
+# `make check` runs the host tests and the VM selftests. Both set the machine up first.
+#
+# Inside Kbuild (make -C $(KDIR) M=$(PWD)) only the Kbuild file is read, so this Makefile
+# is purely the developer front end.
+
+SHELL := /bin/bash
+REPO := $(CURDIR)
+SETUP := scripts/setup.sh
+ENV := source scripts/env.sh
+
+.PHONY: all setup kernel module host-test vm-test check run paths clean fmt clippy
+
+all: module
+
+setup:
+	@bash $(SETUP)
+
+# Prints the cached kernel build dir, building it on first use.
+kernel: setup
+	@bash scripts/kernel.sh >/dev/null
+
+module: kernel
+	@bash scripts/module.sh
+
+host-test: setup
+	cd rust/proto && cargo test --release 2>&1
+
+vm-test: module
+	@bash selftests/lib/bench.sh check
+
+# Host tests, then every selftest in a VM. The last line is "N passed, N failed, N skipped".
+check: setup
+	@bash scripts/check.sh
+
+run: module
+	@bash selftests/lib/bench.sh demo
+
+paths: setup
+	@bash scripts/paths.sh
+
+fmt:
+	rustfmt --config-path .rustfmt.toml rust/rrxe_main.rs rust/proto/src/lib.rs rust/proto/tests/*.rs
+
+clean:
+	@bash scripts/module.sh clean
+	cd rust/proto && cargo clean

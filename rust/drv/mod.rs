@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The rrxe driver: device registry and verbs, built only from the protocol core
+//! (`proto`) and the binding layer (`kabi`).
+
+#![forbid(unsafe_code)]
+
+mod device;
+
+use crate::kabi::ib::{IbDev, LinkRegistration};
+use crate::kabi::netdev::NetdevNotifier;
+use device::Rrxe;
+use kernel::prelude::*;
+
+/// The link type userspace names in `rdma link add NAME type rrxe netdev IF`.
+const LINK_TYPE: &CStr = c"rrxe";
+
+/// Module state: the netdev notifier and the link type. Devices live in ib_core.
+pub(crate) struct RrxeModule {
+    link: Option<LinkRegistration>,
+    notifier: Option<NetdevNotifier<Rrxe>>,
+}
+
+impl kernel::Module for RrxeModule {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let notifier = NetdevNotifier::<Rrxe>::register()?;
+        let link = LinkRegistration::register::<Rrxe>(LINK_TYPE);
+        pr_info!("loaded (link type \"rrxe\")\n");
+        Ok(RrxeModule {
+            link: Some(link),
+            notifier: Some(notifier),
+        })
+    }
+}
+
+impl Drop for RrxeModule {
+    fn drop(&mut self) {
+        // No new devices, then remove every existing one, then stop netdev events.
+        drop(self.link.take());
+        IbDev::<Rrxe>::unregister_all();
+        drop(self.notifier.take());
+        pr_info!("unloaded\n");
+    }
+}

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+//! ib_core glue: the `ib_device` that embeds the driver's per-device state, the
+//! `ib_device_ops` table built from the [`IbDriver`] trait, the rdma link type
+//! (`rdma link add NAME type rrxe netdev IF`) and the few ib_core services the driver calls.
+
+use crate::kabi::netdev::{NetDevRef, NetDevice};
+use crate::sys as b;
+use core::marker::PhantomData;
+use core::ptr::{addr_of_mut, NonNull};
+use kernel::error::{from_result, to_result, Result};
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// rdma-core's rxe provider binds devices by this driver id (see the uABI notes).
+const DRIVER_ID: b::rdma_driver_id = b::rdma_driver_id_RDMA_DRIVER_RXE;
+/// The provider ABI version librxe accepts (1..=2).
+const UVERBS_ABI_VER: u32 = 2;
+
+/// The per-device callbacks of a driver, with safe arguments. ib_core calls them in process
+/// context.
+pub(crate) trait IbDriver: Sized + 'static {
+    /// Driver state stored inside the `ib_device` allocation; dropped when ib_core frees
+    /// the device.
+    type Dev: Send + Sync;
+
+    /// `rdma link add`: create and register a device named `name` on `ndev`.
+    fn newlink(name: &CStr, ndev: &NetDevice) -> Result;
+    /// `rdma link delete`: called before ib_core unregisters the device.
+    fn dellink(dev: &IbDev<Self>) -> Result;
+    /// Fills the device attributes. `udata_len` is the provider-specific (in, out) length.
+    fn query_device(
+        dev: &IbDev<Self>,
+        attr: &mut b::ib_device_attr,
+        udata_len: (usize, usize),
+    ) -> Result;
+    /// Fills the attributes of `port`.
+    fn query_port(dev: &IbDev<Self>, port: u32, attr: &mut b::ib_port_attr) -> Result;
+    /// Fills the immutable attributes of `port`.
+    fn port_immutable(dev: &IbDev<Self>, port: u32, imm: &mut b::ib_port_immutable) -> Result;
+    /// Returns P_Key table entry `index` of `port`.
+    fn query_pkey(dev: &IbDev<Self>, port: u32, index: u16) -> Result<u16>;
+    /// The device became visible: report the initial port state.
+    fn enable(dev: &IbDev<Self>) -> Result;
+}
+
+/// An `ib_device` followed by the driver's state. ib_core allocates it (`_ib_alloc_device`
+/// with our size) and frees it; it never moves.
+#[repr(C)]
+pub(crate) struct IbDev<T: IbDriver> {
+    ib: Opaque<b::ib_device>,
+    data: T::Dev,
+}
+
+/// Fixed identity of a new device.
+pub(crate) struct DevParams<'a> {
+    /// Device name (`rrxe0`).
+    pub(crate) name: &'a CStr,
+    /// Node description shown by tools.
+    pub(crate) node_desc: &'a [u8],
+    /// Node GUID (EUI-64), in wire byte order.
+    pub(crate) node_guid: [u8; 8],
+    /// Number of completion vectors.
+    pub(crate) num_comp_vectors: u32,
+}
+
+impl<T: IbDriver> IbDev<T> {
+    /// # Safety
+    ///
+    /// `ib` must be an `ib_device` allocated by [`IbDev::register`] for this `T` whose
+    /// driver state is initialised, alive for `'a`.
+    unsafe fn from_raw<'a>(ib: *mut b::ib_device) -> &'a Self {
+        // SAFETY: `IbDev` is `repr(C)` with the `ib_device` at offset 0; the caller
+        // guarantees the allocation is an initialised `IbDev<T>`.
+        unsafe { &*ib.cast::<Self>() }
+    }
+
+    fn raw(&self) -> *mut b::ib_device {
+        self.ib.get()
+    }
+
+    /// The driver state.
+    pub(crate) fn data(&self) -> &T::Dev {
+        &self.data
+    }
+
+    /// The device name as registered.
+    pub(crate) fn name(&self) -> &CStr {
+        // SAFETY: `name` is a NUL-terminated array inside the live device; ib_core only
+        // changes it under rename, which rrxe devices do not support from the driver side.
+        unsafe { CStr::from_char_ptr((*self.raw()).name.as_ptr()) }
+    }
+
+    /// The net device bound to port 1, with a reference held.
+    pub(crate) fn netdev(&self) -> Option<NetDevRef> {
+        // SAFETY: the device is live; the returned pointer carries a reference.
+        unsafe { NetDevRef::from_held(b::ib_device_get_netdev(self.raw(), 1)) }
+    }
+
+    /// Reports the port's current state (from `ndev`) as a port event.
+    pub(crate) fn dispatch_port_state(&self, ndev: &NetDevice) {
+        // SAFETY: both devices are live.
+        unsafe { b::ib_dispatch_port_state_event(self.raw(), ndev.as_raw()) }
+    }
+
+    /// Ethernet speed and width of `port` as ib enums (`ib_get_eth_speed`).
+    pub(crate) fn eth_speed(&self, port: u32) -> Result<(u16, u8)> {
+        let (mut speed, mut width) = (0u16, 0u8);
+        // SAFETY: the device is live and the out pointers are valid; may sleep (rtnl),
+        // which is fine in the process context of query_port.
+        to_result(unsafe { b::ib_get_eth_speed(self.raw(), port, &mut speed, &mut width) })?;
+        Ok((speed, width))
+    }
+
+    /// Attributes of `port` through ib_core (`ib_query_port`).
+    pub(crate) fn query_port_core(&self, port: u32) -> Result<b::ib_port_attr> {
+        let mut attr: b::ib_port_attr = pin_init::zeroed();
+        // SAFETY: the device is live and `attr` is a valid out pointer.
+        to_result(unsafe { b::ib_query_port(self.raw(), port, &mut attr) })?;
+        Ok(attr)
+    }
+
+    /// Allocates, initialises and registers a device on `ndev`.
+    pub(crate) fn register(
+        ndev: &NetDevice,
+        p: &DevParams<'_>,
+        init: impl PinInit<T::Dev, Error>,
+    ) -> Result {
+        // SAFETY: `_ib_alloc_device` returns zeroed memory of the requested size with an
+        // initialised `ib_device` at its start, or NULL.
+        let ib = unsafe { b::_ib_alloc_device(size_of::<Self>(), ndev.net()) };
+        if ib.is_null() {
+            return Err(ENOMEM);
+        }
+        let this = ib.cast::<Self>();
+        // SAFETY: `this` is a fresh allocation of `size_of::<Self>()` bytes that ib_core
+        // never moves, so `data` may be initialised in place and stays pinned.
+        if let Err(e) = unsafe { pin_init::raw_try_init(addr_of_mut!((*this).data), init) } {
+            // SAFETY: no ops are set yet, so freeing does not call `dealloc_driver` on
+            // uninitialised state.
+            unsafe { b::ib_dealloc_device(ib) };
+            return Err(e);
+        }
+        // SAFETY: `ib` is allocated, unregistered and only reachable from here.
+        unsafe {
+            b::ib_set_device_ops(ib, Ops::<T>::build());
+            (*ib).node_type = b::RDMA_NODE_IB_CA as u8;
+            (*ib).phys_port_cnt = 1;
+            (*ib).num_comp_vectors = i32::try_from(p.num_comp_vectors.max(1)).unwrap_or(1);
+            (*ib).local_dma_lkey = 0;
+            (*ib).node_guid = u64::from_ne_bytes(p.node_guid);
+            let desc = &mut (*ib).node_desc;
+            let room = desc.len().saturating_sub(1);
+            for (d, s) in desc.iter_mut().zip(p.node_desc.iter().take(room)) {
+                *d = *s as _;
+            }
+            (*ib).uverbs_cmd_mask |= (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
+                | (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+            (*ib).link_ops = LINK_OPS.0.get();
+            b::rrxe_ib_mark_name_assigned_by_user(ib);
+        }
+        // SAFETY: `ib` and `ndev` are live; on failure the device is freed exactly once
+        // (`ib_dealloc_device` runs `dealloc_driver`, which drops the driver state).
+        let r = to_result(unsafe { b::ib_device_set_netdev(ib, ndev.as_raw(), 1) }).and_then(
+            // SAFETY: as above; `name` is NUL-terminated; NULL dma device = virtual DMA.
+            |()| {
+                to_result(unsafe {
+                    b::ib_register_device(ib, p.name.as_char_ptr(), core::ptr::null_mut())
+                })
+            },
+        );
+        if let Err(e) = r {
+            // SAFETY: registration failed, so the caller owns the device and must free it.
+            unsafe { b::ib_dealloc_device(ib) };
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Finds our device bound to `ndev`, with a reference held.
+    pub(crate) fn get_by_netdev(ndev: &NetDevice) -> Option<IbDevRef<T>> {
+        // SAFETY: `ndev` is live; a non-NULL result carries a device reference.
+        let ib = NonNull::new(unsafe { b::ib_device_get_by_netdev(ndev.as_raw(), DRIVER_ID) })?;
+        let r = IbDevRef::<T>(ib, PhantomData);
+        // Another module could report the same driver id; only devices whose ops carry our
+        // module as owner embed an `IbDev<T>`.
+        // SAFETY: the reference keeps the device and its ops alive.
+        let owner = unsafe { (*ib.as_ptr()).ops.owner };
+        (owner == this_module()).then_some(r)
+    }
+
+    /// Unregisters every device of this driver and waits for them to go (module exit).
+    pub(crate) fn unregister_all() {
+        // SAFETY: no preconditions; sleeps until every device with our driver id is gone.
+        unsafe { b::ib_unregister_driver(DRIVER_ID) }
+    }
+}
+
+/// A counted reference on one of our devices (`ib_device_put` on drop).
+pub(crate) struct IbDevRef<T: IbDriver>(NonNull<b::ib_device>, PhantomData<T>);
+
+impl<T: IbDriver> IbDevRef<T> {
+    /// Queues the device for unregistration (safe from a netdev notifier).
+    pub(crate) fn unregister_queued(&self) {
+        // SAFETY: we hold a reference; ib_core serialises with other unregistrations.
+        unsafe { b::ib_unregister_device_queued(self.0.as_ptr()) }
+    }
+}
+
+impl<T: IbDriver> core::ops::Deref for IbDevRef<T> {
+    type Target = IbDev<T>;
+    fn deref(&self) -> &IbDev<T> {
+        // SAFETY: checked to be ours in `get_by_netdev`; the reference keeps it alive and
+        // the driver state is initialised for every registered device.
+        unsafe { IbDev::from_raw(self.0.as_ptr()) }
+    }
+}
+
+impl<T: IbDriver> Drop for IbDevRef<T> {
+    fn drop(&mut self) {
+        // SAFETY: we own one reference.
+        unsafe { b::ib_device_put(self.0.as_ptr()) }
+    }
+}
+
+fn this_module() -> *mut b::module {
+    kernel::module::this_module::<crate::LocalModule>().as_ptr()
+}
+
+// ---- ops trampolines: C calls these with pointers ib_core guarantees valid ----
+
+unsafe extern "C" fn query_device<T: IbDriver>(
+    ib: *mut b::ib_device,
+    attr: *mut b::ib_device_attr,
+    udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: ib_core calls ops only on registered devices of ours; `attr` is valid.
+    let (dev, attr) = unsafe { (IbDev::<T>::from_raw(ib), &mut *attr) };
+    let lens = if udata.is_null() {
+        (0, 0)
+    } else {
+        // SAFETY: a non-NULL udata is valid for the call.
+        unsafe { ((*udata).inlen, (*udata).outlen) }
+    };
+    from_result(|| T::query_device(dev, attr, lens).map(|()| 0))
+}
+
+unsafe extern "C" fn query_port<T: IbDriver>(
+    ib: *mut b::ib_device,
+    port: u32,
+    attr: *mut b::ib_port_attr,
+) -> c_int {
+    // SAFETY: as in `query_device`.
+    let (dev, attr) = unsafe { (IbDev::<T>::from_raw(ib), &mut *attr) };
+    from_result(|| T::query_port(dev, port, attr).map(|()| 0))
+}
+
+unsafe extern "C" fn get_port_immutable<T: IbDriver>(
+    ib: *mut b::ib_device,
+    port: u32,
+    imm: *mut b::ib_port_immutable,
+) -> c_int {
+    // SAFETY: as in `query_device`.
+    let (dev, imm) = unsafe { (IbDev::<T>::from_raw(ib), &mut *imm) };
+    from_result(|| T::port_immutable(dev, port, imm).map(|()| 0))
+}
+
+unsafe extern "C" fn get_link_layer(_ib: *mut b::ib_device, _port: u32) -> b::rdma_link_layer {
+    b::rdma_link_layer_IB_LINK_LAYER_ETHERNET
+}
+
+unsafe extern "C" fn query_pkey<T: IbDriver>(
+    ib: *mut b::ib_device,
+    port: u32,
+    index: u16,
+    pkey: *mut u16,
+) -> c_int {
+    // SAFETY: as in `query_device`; `pkey` is a valid out pointer.
+    let (dev, pkey) = unsafe { (IbDev::<T>::from_raw(ib), &mut *pkey) };
+    from_result(|| {
+        *pkey = T::query_pkey(dev, port, index)?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn alloc_ucontext(_uctx: *mut b::ib_ucontext, _udata: *mut b::ib_udata) -> c_int {
+    0
+}
+
+unsafe extern "C" fn dealloc_ucontext(_uctx: *mut b::ib_ucontext) {}
+
+unsafe extern "C" fn enable_driver<T: IbDriver>(ib: *mut b::ib_device) -> c_int {
+    // SAFETY: called once the registered device is visible.
+    let dev = unsafe { IbDev::<T>::from_raw(ib) };
+    from_result(|| T::enable(dev).map(|()| 0))
+}
+
+unsafe extern "C" fn dealloc_driver<T: IbDriver>(ib: *mut b::ib_device) {
+    // SAFETY: ib_core calls this exactly once, as the last op before freeing the memory,
+    // and the ops (hence this call) are only installed after the state was initialised.
+    unsafe { core::ptr::drop_in_place(addr_of_mut!((*ib.cast::<IbDev<T>>()).data)) }
+}
+
+/// The ops table of driver `T`.
+struct Ops<T>(PhantomData<T>);
+
+impl<T: IbDriver> Ops<T> {
+    const VTABLE: b::ib_device_ops = b::ib_device_ops {
+        owner: kernel::module::this_module::<crate::LocalModule>().as_ptr(),
+        driver_id: DRIVER_ID,
+        uverbs_abi_ver: UVERBS_ABI_VER,
+        query_device: Some(query_device::<T>),
+        query_port: Some(query_port::<T>),
+        get_port_immutable: Some(get_port_immutable::<T>),
+        get_link_layer: Some(get_link_layer),
+        query_pkey: Some(query_pkey::<T>),
+        alloc_ucontext: Some(alloc_ucontext),
+        dealloc_ucontext: Some(dealloc_ucontext),
+        enable_driver: Some(enable_driver::<T>),
+        dealloc_driver: Some(dealloc_driver::<T>),
+        size_ib_ucontext: size_of::<b::ib_ucontext>(),
+        ..pin_init::zeroed()
+    };
+
+    const fn build() -> &'static b::ib_device_ops {
+        &Self::VTABLE
+    }
+}
+
+// ---- rdma link type ----
+
+struct LinkOpsCell(Opaque<b::rdma_link_ops>);
+// SAFETY: written only in `LinkRegistration::register` before it is published to ib_core,
+// which then owns the list linkage under its own lock.
+unsafe impl Sync for LinkOpsCell {}
+
+/// rrxe registers exactly one link type, so its `rdma_link_ops` is a static (a fixed
+/// address for ib_core's list and for every device's `link_ops`).
+static LINK_OPS: LinkOpsCell = LinkOpsCell(Opaque::zeroed());
+
+unsafe extern "C" fn newlink<T: IbDriver>(name: *const c_char, ndev: *mut b::net_device) -> c_int {
+    // SAFETY: ib_core passes a NUL-terminated name and a net device it holds a reference on.
+    let (name, ndev) = unsafe { (CStr::from_char_ptr(name), NetDevice::from_raw(ndev)) };
+    from_result(|| T::newlink(name, ndev).map(|()| 0))
+}
+
+unsafe extern "C" fn dellink<T: IbDriver>(ib: *mut b::ib_device) -> c_int {
+    // SAFETY: only our devices have `link_ops` pointing here; ib_core holds a reference.
+    let dev = unsafe { IbDev::<T>::from_raw(ib) };
+    from_result(|| T::dellink(dev).map(|()| 0))
+}
+
+/// The registered link type; unregistered on drop.
+pub(crate) struct LinkRegistration(());
+
+impl LinkRegistration {
+    /// Registers link type `ty` for driver `T` (module init, once).
+    pub(crate) fn register<T: IbDriver>(ty: &'static CStr) -> Self {
+        // SAFETY: module init runs once, before ib_core can see the struct; afterwards it
+        // is only touched by ib_core under its link-ops lock.
+        unsafe {
+            *LINK_OPS.0.get() = b::rdma_link_ops {
+                type_: ty.as_char_ptr(),
+                newlink: Some(newlink::<T>),
+                dellink: Some(dellink::<T>),
+                ..pin_init::zeroed()
+            };
+            b::rdma_link_register(LINK_OPS.0.get());
+        }
+        LinkRegistration(())
+    }
+}
+
+impl Drop for LinkRegistration {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register`.
+        unsafe { b::rdma_link_unregister(LINK_OPS.0.get()) }
+    }
+}

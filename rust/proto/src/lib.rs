@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0
+//! rrxe protocol core: RoCEv2 header codecs, ICRC, 24-bit PSN arithmetic and (in later
+//! stages) the requester/responder/completer state machines.
+//!
+//! The same files are compiled into the kernel module (as `mod proto` through `#[path]`)
+//! and as the host crate `rrxe_proto` for `cargo test`. Rules for everything in here:
+//! `core` only, no allocation, no panics (checked slicing, no `unwrap`), no floats, wrapping
+//! arithmetic for PSNs, and siblings are named with `super::`, never with `crate::`.
+#![cfg_attr(not(any(test, MODULE)), no_std)]
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::panic)
+)]
+
+pub mod bth;
+pub mod exthdr;
+pub mod icrc;
+pub mod opcode;
+pub mod packet;
+pub mod port;
+pub mod psn;
+pub mod wire;

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Packet-level properties: every opcode builds and parses back; arbitrary bytes never
+//! make the parser panic; the ICRC ignores exactly the masked fields.
+
+use proptest::prelude::*;
+use rrxe_proto::bth::Bth;
+use rrxe_proto::exthdr::{Aeth, AtomicAckEth, AtomicEth, Deth, Reth, Syndrome};
+use rrxe_proto::icrc::{self, TableCrc32};
+use rrxe_proto::opcode::{flags, info, ICRC_LEN};
+use rrxe_proto::packet::{parse, write_headers, Ext, ParseError};
+use rrxe_proto::psn::Psn;
+
+fn all_ext() -> Ext {
+    Ext {
+        reth: Some(Reth {
+            va: 0x1122_3344_5566_7788,
+            rkey: 0xdead_beef,
+            len: 4096,
+        }),
+        aeth: Some(Aeth {
+            syndrome: Syndrome::Ack(0x1f),
+            msn: 0x00ab_cdef,
+        }),
+        atomic: Some(AtomicEth {
+            va: 0x1000,
+            rkey: 7,
+            swap_add: 9,
+            compare: 3,
+        }),
+        atomic_ack: Some(AtomicAckEth {
+            orig: 0x0102_0304_0506_0708,
+        }),
+        deth: Some(Deth {
+            qkey: 0x8001_0000,
+            sqpn: 0x12,
+        }),
+        imm: Some(0xcafe_f00d),
+        ieth: Some(0x0000_1234),
+    }
+}
+
+fn build(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    let pad = ((4 - payload.len() % 4) % 4) as u8;
+    let bth = Bth {
+        opcode,
+        pad,
+        pkey: 0xffff,
+        dqpn: 0x11,
+        psn: Psn::new(5),
+        ..Bth::default()
+    };
+    let mut buf = vec![0u8; 64 + payload.len() + 4 + ICRC_LEN];
+    let h = write_headers(&bth, &all_ext(), &mut buf).unwrap();
+    buf.truncate(h);
+    buf.extend_from_slice(payload);
+    buf.extend(std::iter::repeat(0).take(pad as usize));
+    buf.extend_from_slice(&[1, 2, 3, 4]);
+    buf
+}
+
+#[test]
+fn every_opcode_round_trips() {
+    for opcode in 0..=255u8 {
+        let Some(i) = info(opcode) else { continue };
+        let payload: &[u8] = if i.has(flags::PAYLOAD) {
+            b"hello, rdma"
+        } else {
+            b""
+        };
+        let buf = build(opcode, payload);
+        let p = parse(&buf).unwrap_or_else(|e| panic!("{opcode:#x}: {e:?}"));
+        assert_eq!(p.payload, payload, "{opcode:#x}");
+        assert_eq!(p.icrc, [1, 2, 3, 4]);
+        let e = all_ext();
+        assert_eq!(p.reth(), if i.has(flags::RETH) { e.reth } else { None });
+        assert_eq!(p.aeth(), if i.has(flags::AETH) { e.aeth } else { None });
+        assert_eq!(
+            p.atomic_eth(),
+            if i.has(flags::ATMETH) { e.atomic } else { None }
+        );
+        assert_eq!(
+            p.atomic_ack(),
+            if i.has(flags::ATMACK) {
+                e.atomic_ack
+            } else {
+                None
+            }
+        );
+        assert_eq!(p.deth(), if i.has(flags::DETH) { e.deth } else { None });
+        assert_eq!(p.imm(), if i.has(flags::IMMDT) { e.imm } else { None });
+        assert_eq!(p.ieth(), if i.has(flags::IETH) { e.ieth } else { None });
+    }
+}
+
+#[test]
+fn malformed_packets_are_classified() {
+    let good = build(0x04, b"abcd");
+    assert!(parse(&good).is_ok());
+    for n in 0..good.len() - 4 {
+        assert!(parse(&good[..n]).is_err(), "truncated to {n}");
+    }
+    let mut bad = good.clone();
+    bad[0] = 0x15; // reserved RC opcode
+    assert_eq!(parse(&bad).unwrap_err(), ParseError::UnknownOpcode(0x15));
+    let mut bad = good.clone();
+    bad[1] |= 0x01; // TVer 1
+    assert_eq!(parse(&bad).unwrap_err(), ParseError::BadTver);
+    // READ request with payload
+    let mut rd = build(0x0c, b"");
+    rd.splice(28..28, [0u8; 4]);
+    assert_eq!(parse(&rd).unwrap_err(), ParseError::UnexpectedPayload);
+    // pad count larger than the payload (payload-length underflow)
+    let mut under = build(0x04, b"");
+    under[1] |= 0x30;
+    assert_eq!(parse(&under).unwrap_err(), ParseError::BadPad);
+}
+
+/// The RoCEv2 headers of an IPv4 packet for the ICRC tests.
+fn ipv4_packet(udp_payload: &[u8]) -> Vec<u8> {
+    let total = 20 + 8 + udp_payload.len() + ICRC_LEN;
+    let mut p = vec![0x45, 0x00];
+    p.extend_from_slice(&(total as u16).to_be_bytes());
+    p.extend_from_slice(&[0x12, 0x34, 0x40, 0x00, 64, 17, 0xab, 0xcd]);
+    p.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+    p.extend_from_slice(&[0xc0, 0x00, 0x12, 0xb7]);
+    p.extend_from_slice(&((8 + udp_payload.len() + ICRC_LEN) as u16).to_be_bytes());
+    p.extend_from_slice(&[0x55, 0x66]);
+    p.extend_from_slice(udp_payload);
+    p
+}
+
+proptest! {
+    #[test]
+    fn parser_never_panics(buf in proptest::collection::vec(any::<u8>(), 0..200)) {
+        if let Ok(p) = parse(&buf) {
+            prop_assert!(p.hdr.len() + p.payload_and_pad.len() + ICRC_LEN == buf.len());
+            prop_assert!(p.payload.len() <= p.payload_and_pad.len());
+        }
+    }
+
+    #[test]
+    fn icrc_ignores_masked_fields(payload in proptest::collection::vec(any::<u8>(), 0..64),
+                                  tos in any::<u8>(), ttl in any::<u8>(), csum in any::<u16>(),
+                                  ucsum in any::<u16>(), b4 in any::<u8>()) {
+        let mut pkt = build(0x04, &payload);
+        pkt.truncate(pkt.len() - ICRC_LEN);
+        let a = ipv4_packet(&pkt);
+        let mut b = a.clone();
+        b[1] = tos;
+        b[8] = ttl;
+        b[10..12].copy_from_slice(&csum.to_be_bytes());
+        b[26..28].copy_from_slice(&ucsum.to_be_bytes());
+        b[28 + 4] = b4;
+        prop_assert_eq!(icrc::compute(&TableCrc32, &a), icrc::compute(&TableCrc32, &b));
+    }
+
+    #[test]
+    fn icrc_covers_everything_else(payload in proptest::collection::vec(any::<u8>(), 1..64),
+                                   pos in any::<prop::sample::Index>(), flip in 1u8..=255) {
+        let mut pkt = build(0x04, &payload);
+        pkt.truncate(pkt.len() - ICRC_LEN);
+        let a = ipv4_packet(&pkt);
+        let masked = [1usize, 8, 10, 11, 26, 27, 32];
+        let i = pos.index(a.len());
+        prop_assume!(!masked.contains(&i) && i != 0);
+        let mut b = a.clone();
+        b[i] ^= flip;
+        prop_assert_ne!(icrc::compute(&TableCrc32, &a), icrc::compute(&TableCrc32, &b));
+    }
+}
+
+#[test]
+fn icrc_rejects_non_roce_ip() {
+    assert_eq!(
+        icrc::compute(&TableCrc32, &[0x46; 60]),
+        Err(icrc::IcrcError::BadIpHeader)
+    );
+    assert_eq!(
+        icrc::compute(&TableCrc32, &[]),
+        Err(icrc::IcrcError::Truncated)
+    );
+    assert_eq!(
+        icrc::compute(&TableCrc32, &[0x45; 30]),
+        Err(icrc::IcrcError::Truncated)
+    );
+}

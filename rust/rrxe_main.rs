@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0
+//! rrxe: a Soft-RoCE (RoCEv2) provider written in Rust.
+//!
+//! Three layers: the protocol core (`proto`, plain safe Rust, also a host crate), the
+//! kernel-binding layer (`sys` generated bindings and `kabi` safe wrappers, where all
+//! `unsafe` lives) and the driver (`drv`, `#![forbid(unsafe_code)]`).
+
+mod drv;
+mod kabi;
+#[allow(unreachable_pub, dead_code)]
+#[path = "proto/src/lib.rs"]
+mod proto;
+mod sys;
+
+use kernel::prelude::*;
+
+module! {
+    type: drv::RrxeModule,
+    name: "rrxe",
+    authors: ["rrxe developers"],
+    description: "Soft-RoCE (RoCEv2) provider in Rust",
+    license: "GPL",
+    alias: ["rdma-link-rrxe"],
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Host side of the rrxe test bench: boots the cached test kernel under QEMU with the host's
+# root file system (read-only, 9p) and runs a job in the guest (selftests/lib/init.sh).
+#   bench.sh check   run every selftests/*.sh; last line "N passed, N failed, N skipped"
+#   bench.sh demo    create two devices and show them (make run)
+#   bench.sh capture record rdma_rxe packets (RRXE_PROVIDER=rxe RRXE_KEEP_OUT=dir)
+# Fails loudly if a test fails, the guest WARNs/oopses (dmesg scan) or the VM times out.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/scripts/env.sh"
+mode=${1:-check}
+KB=$(bash "$here/scripts/kernel.sh") || exit 1
+[ -f "$here/rrxe.ko" ] || [ "$mode" = capture ] || { echo "bench: $here/rrxe.ko missing (make module)" >&2; exit 1; }
+
+vm_timeout=${RRXE_VM_TIMEOUT:-1800}
+cpus=${RRXE_VM_CPUS:-2}
+mem=${RRXE_VM_MEM:-2G}
+out=$(mktemp -d /tmp/rrxe-bench.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+qemu_run() { # qemu_run <accel> <timeout> <mode> <outdir> [extra env...]
+	local accel=$1 t=$2 m=$3 o=$4
+	shift 4
+	local cpu=max
+	[ "$accel" = kvm ] && cpu=host
+	timeout --foreground -k 10 "$t" qemu-system-x86_64 \
+		-machine q35 -accel "$accel" -cpu "$cpu" -smp "$cpus" -m "$mem" \
+		-nographic -no-reboot -nic none \
+		-kernel "$KB/arch/x86/boot/bzImage" \
+		-append "console=ttyS0 loglevel=4 panic=-1 root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$here/selftests/lib/init.sh RRXE_MODE=$m RRXE_REPO=$here RRXE_KB=$KB $*" \
+		-fsdev local,id=rootfs,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs \
+		-fsdev local,id=out,path="$o",security_model=none,multidevs=remap \
+		-device virtio-9p-pci,fsdev=out,mount_tag=rrxeout
+}
+
+# KVM on this kind of machine is a nested hypervisor that cannot boot a stock kernel; use
+# it only if a short boot probe succeeds (result cached per kernel build).
+pick_accel() {
+	local cache="$KB/.rrxe-accel"
+	if [ -n "${RRXE_ACCEL:-}" ]; then echo "$RRXE_ACCEL"; return; fi
+	if [ -f "$cache" ]; then cat "$cache"; return; fi
+	local accel=tcg
+	if [ -w /dev/kvm ]; then
+		local p
+		p=$(mktemp -d)
+		qemu_run kvm 25 probe "$p" >"$p/console.log" 2>&1 </dev/null
+		[ -f "$p/probe" ] && accel=kvm
+		rm -rf "$p"
+	fi
+	echo "bench: accelerator: $accel (KVM boot probe $([ $accel = kvm ] && echo passed || echo failed or unavailable))" >&2
+	echo "$accel" >"$cache"
+	echo "$accel"
+}
+
+accel=$(pick_accel)
+echo "bench: booting $KB ($accel, $cpus vCPUs, $mem) for '$mode'" >&2
+start=$(date +%s)
+qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" </dev/null 2>&1 | tee "$out/console.log" |
+	sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/\r$//' | grep --line-buffered -v -E '^\s*$'
+qrc=${PIPESTATUS[0]}
+took=$(($(date +%s) - start))
+echo "bench: VM ran ${took}s" >&2
+
+problems=0
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	echo "bench: FAIL: the VM timed out after ${vm_timeout}s" >&2
+	problems=1
+fi
+if [ ! -f "$out/exit-code" ]; then
+	echo "bench: FAIL: the guest did not finish (no exit code; see the console above)" >&2
+	problems=1
+fi
+if [ -f "$out/dmesg.txt" ]; then
+	bad=$(grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|UBSAN|panicked at|refcount_t:|general protection' "$out/dmesg.txt")
+	if [ -n "$bad" ]; then
+		echo "bench: FAIL: the guest kernel reported problems:" >&2
+		echo "$bad" | head -40 >&2
+		problems=1
+	fi
+fi
+# RRXE_KEEP_OUT=dir keeps everything the guest wrote (results, dmesg, captures).
+[ -n "${RRXE_KEEP_OUT:-}" ] && mkdir -p "$RRXE_KEEP_OUT" && cp -r "$out"/. "$RRXE_KEEP_OUT"/
+
+if [ "$mode" = check ]; then
+	[ -f "$out/results.tap" ] && cp "$out/results.tap" "${RRXE_RESULTS:-/tmp/rrxe-results.tap}"
+	counts=$(awk '
+		/^  (not )?ok / { if ($0 ~ /# SKIP/) s++; else if ($1 == "not") { f++; sf++ } else p++; next }
+		/^(not )?ok [0-9]+ selftests:/ {
+			if ($1 == "not" && sf == 0) f++;   # script failed without a failing case (timeout, crash)
+			sf = 0; next }
+		END { printf "%d %d %d\n", p, f, s }' "$out/results.tap" 2>/dev/null || echo "0 0 0")
+	read -r pass fail skip <<<"$counts"
+	[ "$problems" = 0 ] || fail=$((fail + 1))
+	[ -f "$out/results.tap" ] || fail=$((fail + 1))
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" = 0 ]
+	exit $?
+fi
+rc=$(cat "$out/exit-code" 2>/dev/null || echo 1)
+[ "$problems" = 0 ] && [ "$rc" = 0 ]

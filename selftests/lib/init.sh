@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# PID 1 of the rrxe test VM. The host's root file system is mounted read-only over 9p;
+# this script makes the writable bits, installs the test kernel's modules plus rrxe.ko,
+# then runs the job named by RRXE_MODE (check | demo | probe) and powers off.
+# Results go to the 9p share "rrxeout" (the host reads them after the VM exits).
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C LC_ALL=C
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /var/tmp
+mount -t tmpfs tmpfs /var/log 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mkdir -p /tmp/out
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rrxeout /tmp/out
+exec </dev/null >/dev/console 2>&1
+
+poweroff_now() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 5
+	echo b >/proc/sysrq-trigger
+}
+
+if [ "$RRXE_MODE" = probe ]; then
+	echo ok >/tmp/out/probe
+	poweroff_now
+fi
+
+# The host's root has no /lib/modules for this kernel and is read-only: install the test
+# kernel's modules and rrxe.ko into a tmpfs root and make every modprobe (ours and the
+# kernel's request_module) use it through a wrapper.
+kver=$(uname -r)
+modroot=/tmp/modroot
+mkdir -p $modroot/lib/modules /tmp/bin
+cp -a "$RRXE_KB/modroot/lib/modules/$kver" $modroot/lib/modules/
+mkdir -p "$modroot/lib/modules/$kver/extra"
+[ -f "$RRXE_REPO/rrxe.ko" ] && cp "$RRXE_REPO/rrxe.ko" "$modroot/lib/modules/$kver/extra/"
+depmod -b $modroot "$kver"
+printf '#!/bin/sh\nexec /usr/sbin/modprobe -d %s "$@"\n' $modroot >/tmp/bin/modprobe
+chmod +x /tmp/bin/modprobe
+echo /tmp/bin/modprobe >/proc/sys/kernel/modprobe
+export PATH=/tmp/bin:$PATH
+# rdma_rxe and rrxe both report the rxe driver id: never let rdma_rxe load next to rrxe.
+mkdir -p /run/modprobe.d
+if [ "${RRXE_PROVIDER:-rrxe}" = rrxe ]; then
+	printf 'blacklist rdma_rxe\ninstall rdma_rxe /bin/false\n' >/run/modprobe.d/rrxe.conf
+fi
+ip link set lo up
+hostname rrxe-vm 2>/dev/null
+
+cd "$RRXE_REPO" || poweroff_now
+rc=0
+case "$RRXE_MODE" in
+check) bash selftests/lib/runner.sh >/tmp/out/results.tap; rc=$? ;;
+demo) bash selftests/lib/demo.sh; rc=$? ;;
+capture) bash selftests/lib/capture-rxe.sh; rc=$? ;;
+*) echo "init: unknown RRXE_MODE '$RRXE_MODE'"; rc=2 ;;
+esac
+dmesg >/tmp/out/dmesg.txt
+echo "$rc" >/tmp/out/exit-code
+poweroff_now

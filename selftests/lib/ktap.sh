@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for rrxe selftests: KTAP output and the two-host bench (network namespaces
+# ns0/ns1 joined by the veth pair va/vb). Source it from a test script.
+
+KTAP_N=0
+KTAP_FAIL=0
+KTAP_PLANNED=0
+
+ktap_header() { echo "TAP version 13"; }	# kselftest dialect of KTAP
+ktap_plan() { KTAP_PLANNED=$1; echo "1..$1"; }
+ktap_pass() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $*"; }
+ktap_fail() { KTAP_N=$((KTAP_N + 1)); KTAP_FAIL=$((KTAP_FAIL + 1)); echo "not ok $KTAP_N $*"; }
+ktap_skip() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $* # SKIP"; }
+ktap_diag() { echo "# $*"; }
+# ktap_check "description" command...: passes when the command exits 0.
+ktap_check() {
+	local desc=$1
+	shift
+	if "$@"; then ktap_pass "$desc"; else ktap_fail "$desc"; fi
+}
+# ktap_eq "description" expected actual
+ktap_eq() {
+	if [ "$2" = "$3" ]; then
+		ktap_pass "$1"
+	else
+		ktap_diag "expected '$2', got '$3'"
+		ktap_fail "$1"
+	fi
+}
+ktap_finished() {
+	while [ "$KTAP_N" -lt "$KTAP_PLANNED" ]; do ktap_fail "test did not run (script ended early)"; done
+	[ "$KTAP_FAIL" -eq 0 ]
+	exit $?
+}
+
+NS0=ns0
+NS1=ns1
+IP0=10.0.0.1
+IP1=10.0.0.2
+IP60=fd00::1
+IP61=fd00::2
+in0() { ip netns exec $NS0 "$@"; }
+in1() { ip netns exec $NS1 "$@"; }
+
+# Creates the two hosts if they are missing; leaves existing ones alone.
+hosts_up() {
+	if ! ip netns list | grep -qw $NS0; then
+		ip netns add $NS0
+		ip netns add $NS1
+		ip -n $NS0 link add va type veth peer name vb netns $NS1
+		ip -n $NS0 addr add $IP0/24 dev va
+		ip -n $NS1 addr add $IP1/24 dev vb
+		ip -n $NS0 addr add $IP60/64 dev va nodad
+		ip -n $NS1 addr add $IP61/64 dev vb nodad
+		ip -n $NS0 link set lo up
+		ip -n $NS1 link set lo up
+	fi
+	ip -n $NS0 link set va up
+	ip -n $NS1 link set vb up
+}
+
+hosts_down() {
+	ip netns del $NS0 2>/dev/null
+	ip netns del $NS1 2>/dev/null
+	while ip netns list | grep -qw "$NS0\|$NS1"; do sleep 0.1; done
+}
+
+# rrxe0 on va (ns0) and rrxe1 on vb (ns1).
+devs_up() {
+	modprobe rrxe && modprobe ib_uverbs || return 1
+	[ -e /sys/class/infiniband/rrxe0 ] || in0 rdma link add rrxe0 type rrxe netdev va || return 1
+	[ -e /sys/class/infiniband/rrxe1 ] || in1 rdma link add rrxe1 type rrxe netdev vb || return 1
+}
+
+devs_down() {
+	[ -e /sys/class/infiniband/rrxe0 ] && rdma link delete rrxe0
+	[ -e /sys/class/infiniband/rrxe1 ] && rdma link delete rrxe1
+	return 0
+}
+
+# Value of "key:" in ibv_devinfo -v output for a device (first match).
+devinfo() {
+	ibv_devinfo -v -d "$1" 2>/dev/null | awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ +/, ""); print; exit }'
+}
+
+# Waits up to $2 seconds (default 5) for a command to succeed.
+wait_for() {
+	local cmd=$1 t=${2:-5} i=0
+	while ! eval "$cmd" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -gt $((t * 10)) ] && return 1
+		sleep 0.1
+	done
+}
