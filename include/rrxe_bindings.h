@@ -7,9 +7,11 @@
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_umem.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/ib_user_verbs.h>
 #include <uapi/rdma/rdma_user_rxe.h>
 #include <uapi/rdma/ib_user_ioctl_verbs.h>
+#include <linux/crc32.h>
 #include "rrxe_shim.h"

@@ -2,23 +2,248 @@
 //! rrxe devices: creation on `rdma link add`, removal on `rdma link delete` or when the
 //! net device goes away, and the device/port queries userspace sees in `ibv_devinfo`.
 
+use super::qp::{Qp, MAX_QP_WR};
+use super::res::{access, Cq, Mr, Pd};
 use crate::kabi::ib::{DevParams, IbDev, IbDriver};
-use crate::kabi::netdev::{NetDevice, NetdevEvent, NetdevEvents};
+use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
+use crate::kabi::netdev::{NetDevice, NetNs, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
+use crate::kabi::udp::{SocketRef, UdpSockets};
+use crate::kabi::verbs::{CqHandle, Udata};
 use crate::proto::port::{eui64_from_mac, ib_mtu_for_netdev, IB_MTU_4096};
 use crate::sys as b;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// Largest `max_rd_atomic` / `max_dest_rd_atomic`.
+pub(crate) const MAX_QP_RD_ATOM: u32 = 128;
+/// First QPN handed out (0 and 1 are the special QPs; rxe starts at 16).
+const MIN_QPN: u32 = 16;
+/// QP table size per device.
+const QP_TABLE: usize = 1024;
+/// MR table size per device.
+const MR_TABLE: usize = 16384;
+
+/// A statistics counter.
+pub(crate) struct Counter(AtomicU64);
+
+impl Counter {
+    const fn new() -> Self {
+        Counter(AtomicU64::new(0))
+    }
+
+    pub(crate) fn inc(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+macro_rules! stats {
+    ($($name:ident),* $(,)?) => {
+        /// Device counters (see Documentation/rrxe/index.rst).
+        pub(crate) struct Stats {
+            $(pub(crate) $name: Counter,)*
+        }
+
+        impl Stats {
+            const fn new() -> Self {
+                Stats { $($name: Counter::new(),)* }
+            }
+
+            /// `(name, value)` of every counter.
+            pub(crate) fn each(&self, mut f: impl FnMut(&'static str, u64)) {
+                $(f(stringify!($name), self.$name.get());)*
+            }
+        }
+    };
+}
+
+stats!(
+    tx_packets,
+    tx_errors,
+    rx_packets,
+    drop_malformed,
+    drop_opcode,
+    drop_icrc,
+    drop_qpn,
+    drop_state,
+    out_of_seq,
+    duplicates,
+    dup_or_ooo_resp,
+    retransmits,
+    timeouts,
+    rnr_nak_sent,
+    rnr_nak_rcvd,
+    seq_nak_rcvd,
+    nak_sent,
+    cq_overflow,
+    local_errors,
+    window_full,
+    cnp_rcvd,
+);
+
+struct Tables {
+    qps: KVec<Option<Arc<Qp>>>,
+    qpn_used: KVec<bool>,
+    mrs: KVec<Option<Arc<Mr>>>,
+    mr_used: KVec<bool>,
+    key_gen: u8,
+}
+
+/// Device state shared with QPs and the packet path.
+#[pin_data]
+pub(crate) struct DevShared {
+    pub(crate) net: NetNs,
+    pub(crate) stats: Stats,
+    #[pin]
+    tables: SpinLockBh<Tables>,
+}
+
+fn filled<T: Clone>(n: usize, v: T) -> Result<KVec<T>> {
+    let mut k = KVec::with_capacity(n, GFP_KERNEL)?;
+    for _ in 0..n {
+        k.push(v.clone(), GFP_KERNEL)?;
+    }
+    Ok(k)
+}
+
+impl DevShared {
+    fn new(net: NetNs) -> Result<Arc<DevShared>> {
+        let qps = filled(QP_TABLE, None)?;
+        let qpn_used = filled(QP_TABLE, false)?;
+        let mrs = filled(MR_TABLE, None)?;
+        let mut mr_used = filled(MR_TABLE, false)?;
+        // Index 0 would give key 0x000000xx; keep it unused so lkey 0 never resolves.
+        if let Some(u) = mr_used.get_mut(0) {
+            *u = true;
+        }
+        Arc::pin_init(
+            try_pin_init!(DevShared {
+                net,
+                stats: Stats::new(),
+                tables <- new_spinlock_bh!(Tables { qps, qpn_used, mrs, mr_used, key_gen: 0 }),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Reserves a QP number.
+    pub(crate) fn alloc_qpn(&self) -> Result<u32> {
+        let mut t = self.tables.lock();
+        let i = t.qpn_used.iter().position(|u| !u).ok_or(ENOMEM)?;
+        if let Some(u) = t.qpn_used.get_mut(i) {
+            *u = true;
+        }
+        Ok(MIN_QPN + i as u32)
+    }
+
+    pub(crate) fn free_qpn(&self, qpn: u32) {
+        let mut t = self.tables.lock();
+        if let Some(u) = qpn
+            .checked_sub(MIN_QPN)
+            .and_then(|i| t.qpn_used.get_mut(i as usize))
+        {
+            *u = false;
+        }
+    }
+
+    pub(crate) fn insert_qp(&self, qpn: u32, qp: Arc<Qp>) -> Result {
+        let mut t = self.tables.lock();
+        let slot = qpn
+            .checked_sub(MIN_QPN)
+            .and_then(|i| t.qps.get_mut(i as usize))
+            .ok_or(EINVAL)?;
+        *slot = Some(qp);
+        Ok(())
+    }
+
+    pub(crate) fn remove_qp(&self, qpn: u32) {
+        let old = {
+            let mut t = self.tables.lock();
+            qpn.checked_sub(MIN_QPN)
+                .and_then(|i| t.qps.get_mut(i as usize))
+                .and_then(Option::take)
+        };
+        drop(old);
+    }
+
+    /// The QP with number `qpn`, if it exists.
+    pub(crate) fn qp(&self, qpn: u32) -> Option<Arc<Qp>> {
+        let t = self.tables.lock();
+        qpn.checked_sub(MIN_QPN)
+            .and_then(|i| t.qps.get(i as usize))
+            .and_then(Clone::clone)
+    }
+
+    /// Reserves an MR index and key, builds the MR with `make(key)` and publishes it.
+    fn insert_mr(&self, make: impl FnOnce(u32) -> Result<Arc<Mr>>) -> Result<(Arc<Mr>, u32)> {
+        let (i, key) = {
+            let mut t = self.tables.lock();
+            let i = t.mr_used.iter().position(|u| !u).ok_or(ENOMEM)?;
+            if let Some(u) = t.mr_used.get_mut(i) {
+                *u = true;
+            }
+            t.key_gen = t.key_gen.wrapping_add(1);
+            (i, ((i as u32) << 8) | u32::from(t.key_gen))
+        };
+        let mr = match make(key) {
+            Ok(m) => m,
+            Err(e) => {
+                if let Some(u) = self.tables.lock().mr_used.get_mut(i) {
+                    *u = false;
+                }
+                return Err(e);
+            }
+        };
+        if let Some(s) = self.tables.lock().mrs.get_mut(i) {
+            *s = Some(mr.clone());
+        }
+        Ok((mr, key))
+    }
+
+    fn remove_mr(&self, key: u32) {
+        let old = {
+            let mut t = self.tables.lock();
+            let i = (key >> 8) as usize;
+            let old = t.mrs.get_mut(i).and_then(|s| {
+                if s.as_ref().is_some_and(|m| m.key == key) {
+                    s.take()
+                } else {
+                    None
+                }
+            });
+            if old.is_some() {
+                if let Some(u) = t.mr_used.get_mut(i) {
+                    *u = false;
+                }
+            }
+            old
+        };
+        drop(old);
+    }
+
+    /// The MR for `key` if it belongs to PD `pd` and allows every bit of `need`.
+    pub(crate) fn lookup_mr(&self, key: u32, pd: usize, need: i32) -> Option<Arc<Mr>> {
+        let t = self.tables.lock();
+        let mr = t.mrs.get((key >> 8) as usize)?.as_ref()?;
+        (mr.key == key && mr.pd == pd && mr.access & need == need).then(|| mr.clone())
+    }
+}
 
 /// Device limits reported by `query_device`. Only what rrxe implements is advertised:
 /// no memory windows, no FLUSH or ATOMIC_WRITE, no multicast, no ODP.
 mod caps {
     pub(super) const VENDOR_ID: u32 = 0xff_ffff;
-    pub(super) const MAX_QP: u32 = 1 << 16;
-    pub(super) const MAX_QP_WR: u32 = 1 << 15;
+    pub(super) const MAX_QP: u32 = super::QP_TABLE as u32;
+    pub(super) const MAX_QP_WR: u32 = super::MAX_QP_WR;
     pub(super) const MAX_SGE: u32 = 32;
     pub(super) const MAX_CQ: u32 = 1 << 16;
-    pub(super) const MAX_CQE: u32 = (1 << 15) - 1;
-    pub(super) const MAX_MR: u32 = 1 << 18;
+    pub(super) const MAX_CQE: u32 = super::MAX_CQE;
+    pub(super) const MAX_MR: u32 = super::MR_TABLE as u32 - 1;
     pub(super) const MAX_PD: u32 = 1 << 16;
     pub(super) const MAX_QP_RD_ATOM: u32 = 128;
     pub(super) const MAX_RES_RD_ATOM: u32 = 1 << 16;
@@ -40,6 +265,15 @@ pub(crate) struct Rrxe;
 pub(crate) struct Device {
     /// Hardware address of the bound net device at creation (GUID source).
     mac: [u8; 6],
+    shared: Arc<DevShared>,
+    /// This device's reference on its namespace's RoCEv2 sockets.
+    _socks: SocketRef,
+}
+
+impl Device {
+    pub(crate) fn shared(&self) -> &Arc<DevShared> {
+        &self.shared
+    }
 }
 
 impl Rrxe {
@@ -78,7 +312,17 @@ impl IbDriver for Rrxe {
             node_guid: eui64_from_mac(mac),
             num_comp_vectors: num_possible_cpus(),
         };
-        IbDev::<Rrxe>::register(ndev, &params, kernel::try_pin_init!(Device { mac }))?;
+        let shared = DevShared::new(ndev.net())?;
+        let _socks = UdpSockets::get::<Rrxe>(ndev.net())?;
+        IbDev::<Rrxe>::register(
+            ndev,
+            &params,
+            kernel::try_pin_init!(Device {
+                mac,
+                shared,
+                _socks
+            }),
+        )?;
         pr_info!("{} added on {}\n", name, ndev.name());
         Ok(())
     }
@@ -183,7 +427,102 @@ impl IbDriver for Rrxe {
         dev.dispatch_port_state(&ndev);
         Ok(())
     }
+
+    type Pd = Pd;
+    type Mr = Mr;
+    type Cq = Cq;
+    type Qp = Qp;
+
+    fn alloc_pd(_dev: &IbDev<Self>) -> Result<Arc<Pd>> {
+        Pd::new()
+    }
+
+    fn dealloc_pd(_dev: &IbDev<Self>, _pd: Arc<Pd>) {}
+
+    fn reg_user_mr(
+        dev: &IbDev<Self>,
+        pd: &Arc<Pd>,
+        start: u64,
+        len: u64,
+        iova: u64,
+        acc: i32,
+    ) -> Result<(Arc<Mr>, u32)> {
+        if acc & !access::SUPPORTED != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        let umem = dev.umem_get(start, len, acc)?;
+        let pdid = pd.id;
+        let r = dev
+            .data()
+            .shared
+            .insert_mr(|key| Mr::new(key, pdid, acc, start, len, iova, umem))?;
+        Ok(r)
+    }
+
+    fn dereg_mr(dev: &IbDev<Self>, mr: Arc<Mr>) -> Result {
+        dev.data().shared.remove_mr(mr.key);
+        Ok(())
+    }
+
+    fn create_cq(
+        _dev: &IbDev<Self>,
+        cqe: u32,
+        flags: u32,
+        handle: CqHandle,
+        udata: Option<&Udata>,
+    ) -> Result<(Arc<Cq>, u32)> {
+        if flags != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        // Kernel consumers are not supported yet (rrxe does not offer the kverbs ops).
+        let udata = udata.ok_or(EOPNOTSUPP)?;
+        Cq::new(cqe, MAX_CQE, handle, udata)
+    }
+
+    fn destroy_cq(_dev: &IbDev<Self>, cq: &Arc<Cq>) -> Result {
+        cq.kill();
+        Ok(())
+    }
+
+    fn req_notify_cq(cq: &Arc<Cq>, flags: u32) -> i32 {
+        cq.arm(flags)
+    }
+
+    fn create_qp(
+        dev: &IbDev<Self>,
+        pd: &Arc<Pd>,
+        init: &mut b::ib_qp_init_attr,
+        send_cq: Arc<Cq>,
+        recv_cq: Arc<Cq>,
+        udata: Option<&Udata>,
+    ) -> Result<(Arc<Qp>, u32)> {
+        let udata = udata.ok_or(EOPNOTSUPP)?;
+        let qp = Qp::create(&dev.data().shared, pd.id, init, send_cq, recv_cq, udata)?;
+        let qpn = qp.qpn;
+        Ok((qp, qpn))
+    }
+
+    fn modify_qp(_dev: &IbDev<Self>, qp: &Arc<Qp>, attr: &b::ib_qp_attr, mask: u32) -> Result {
+        qp.modify(attr, mask)
+    }
+
+    fn query_qp(qp: &Arc<Qp>, attr: &mut b::ib_qp_attr, init: &mut b::ib_qp_init_attr) -> Result {
+        qp.query(attr, init);
+        Ok(())
+    }
+
+    fn destroy_qp(_dev: &IbDev<Self>, qp: Arc<Qp>) -> Result {
+        qp.shutdown();
+        Ok(())
+    }
+
+    fn post_send(qp: &Arc<Qp>) -> Result {
+        qp.doorbell()
+    }
 }
+
+/// Largest CQ.
+const MAX_CQE: u32 = 32767;
 
 impl NetdevEvents for Rrxe {
     fn event(ev: NetdevEvent, ndev: &NetDevice) {

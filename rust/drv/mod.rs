@@ -5,9 +5,13 @@
 #![forbid(unsafe_code)]
 
 mod device;
+mod net;
+mod qp;
+mod res;
 
 use crate::kabi::ib::{IbDev, LinkRegistration};
 use crate::kabi::netdev::NetdevNotifier;
+use crate::kabi::udp::UdpSockets;
 use device::Rrxe;
 use kernel::prelude::*;
 
@@ -18,16 +22,19 @@ const LINK_TYPE: &CStr = c"rrxe";
 pub(crate) struct RrxeModule {
     link: Option<LinkRegistration>,
     notifier: Option<NetdevNotifier<Rrxe>>,
+    socks: Option<UdpSockets>,
 }
 
 impl kernel::Module for RrxeModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let socks = UdpSockets::init()?;
         let notifier = NetdevNotifier::<Rrxe>::register()?;
         let link = LinkRegistration::register::<Rrxe>(LINK_TYPE);
         pr_info!("loaded (link type \"rrxe\")\n");
         Ok(RrxeModule {
             link: Some(link),
             notifier: Some(notifier),
+            socks: Some(socks),
         })
     }
 }
@@ -38,6 +45,7 @@ impl Drop for RrxeModule {
         drop(self.link.take());
         IbDev::<Rrxe>::unregister_all();
         drop(self.notifier.take());
+        drop(self.socks.take());
         pr_info!("unloaded\n");
     }
 }

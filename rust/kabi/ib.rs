@@ -4,11 +4,13 @@
 //! (`rdma link add NAME type rrxe netdev IF`) and the few ib_core services the driver calls.
 
 use crate::kabi::netdev::{NetDevRef, NetDevice};
+use crate::kabi::verbs::{self, CqHandle, MrShell, Shell, Udata};
 use crate::sys as b;
 use core::marker::PhantomData;
 use core::ptr::{addr_of_mut, NonNull};
 use kernel::error::{from_result, to_result, Result};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 use kernel::types::Opaque;
 
 /// rdma-core's rxe provider binds devices by this driver id (see the uABI notes).
@@ -41,6 +43,64 @@ pub(crate) trait IbDriver: Sized + 'static {
     fn query_pkey(dev: &IbDev<Self>, port: u32, index: u16) -> Result<u16>;
     /// The device became visible: report the initial port state.
     fn enable(dev: &IbDev<Self>) -> Result;
+
+    /// Protection domain state.
+    type Pd: Send + Sync;
+    /// Memory region state.
+    type Mr: Send + Sync;
+    /// Completion queue state.
+    type Cq: Send + Sync;
+    /// Queue pair state.
+    type Qp: Send + Sync;
+
+    /// Allocates a PD.
+    fn alloc_pd(dev: &IbDev<Self>) -> Result<Arc<Self::Pd>>;
+    /// Frees a PD.
+    fn dealloc_pd(dev: &IbDev<Self>, pd: Arc<Self::Pd>);
+    /// Registers user memory; returns the MR and its key (lkey = rkey).
+    fn reg_user_mr(
+        dev: &IbDev<Self>,
+        pd: &Arc<Self::Pd>,
+        start: u64,
+        len: u64,
+        iova: u64,
+        access: i32,
+    ) -> Result<(Arc<Self::Mr>, u32)>;
+    /// Deregisters an MR.
+    fn dereg_mr(dev: &IbDev<Self>, mr: Arc<Self::Mr>) -> Result;
+    /// Creates a CQ of at least `cqe` entries; returns it and its real capacity.
+    fn create_cq(
+        dev: &IbDev<Self>,
+        cqe: u32,
+        flags: u32,
+        handle: CqHandle,
+        udata: Option<&Udata>,
+    ) -> Result<(Arc<Self::Cq>, u32)>;
+    /// Destroys a CQ.
+    fn destroy_cq(dev: &IbDev<Self>, cq: &Arc<Self::Cq>) -> Result;
+    /// Arms a CQ; returns 1 if completions are already pending and the caller asked.
+    fn req_notify_cq(cq: &Arc<Self::Cq>, flags: u32) -> i32;
+    /// Creates a QP; writes the real capacities back into `init.cap`; returns the QPN.
+    fn create_qp(
+        dev: &IbDev<Self>,
+        pd: &Arc<Self::Pd>,
+        init: &mut b::ib_qp_init_attr,
+        send_cq: Arc<Self::Cq>,
+        recv_cq: Arc<Self::Cq>,
+        udata: Option<&Udata>,
+    ) -> Result<(Arc<Self::Qp>, u32)>;
+    /// Modifies a QP.
+    fn modify_qp(dev: &IbDev<Self>, qp: &Arc<Self::Qp>, attr: &b::ib_qp_attr, mask: u32) -> Result;
+    /// Queries a QP.
+    fn query_qp(
+        qp: &Arc<Self::Qp>,
+        attr: &mut b::ib_qp_attr,
+        init: &mut b::ib_qp_init_attr,
+    ) -> Result;
+    /// Destroys a QP (every packet path user has stopped when this returns).
+    fn destroy_qp(dev: &IbDev<Self>, qp: Arc<Self::Qp>) -> Result;
+    /// The user SQ doorbell.
+    fn post_send(qp: &Arc<Self::Qp>) -> Result;
 }
 
 /// An `ib_device` followed by the driver's state. ib_core allocates it (`_ib_alloc_device`
@@ -127,7 +187,7 @@ impl<T: IbDriver> IbDev<T> {
     ) -> Result {
         // SAFETY: `_ib_alloc_device` returns zeroed memory of the requested size with an
         // initialised `ib_device` at its start, or NULL.
-        let ib = unsafe { b::_ib_alloc_device(size_of::<Self>(), ndev.net()) };
+        let ib = unsafe { b::_ib_alloc_device(size_of::<Self>(), ndev.net().0) };
         if ib.is_null() {
             return Err(ENOMEM);
         }
@@ -186,6 +246,16 @@ impl<T: IbDriver> IbDev<T> {
         // SAFETY: the reference keeps the device and its ops alive.
         let owner = unsafe { (*ib.as_ptr()).ops.owner };
         (owner == this_module()).then_some(r)
+    }
+
+    /// Pins user memory for an MR on this device (may sleep).
+    pub(crate) fn umem_get(
+        &self,
+        start: u64,
+        len: u64,
+        access: i32,
+    ) -> Result<crate::kabi::mem::Umem> {
+        crate::kabi::mem::Umem::get(self.raw(), start, len, access)
     }
 
     /// Unregisters every device of this driver and waits for them to go (module exit).
@@ -300,6 +370,264 @@ unsafe extern "C" fn dealloc_driver<T: IbDriver>(ib: *mut b::ib_device) {
     unsafe { core::ptr::drop_in_place(addr_of_mut!((*ib.cast::<IbDev<T>>()).data)) }
 }
 
+// ---- verbs trampolines ----
+
+type PdShell<T> = Shell<b::ib_pd, <T as IbDriver>::Pd>;
+type CqShell<T> = Shell<b::ib_cq, <T as IbDriver>::Cq>;
+type QpShell<T> = Shell<b::ib_qp, <T as IbDriver>::Qp>;
+
+fn errno(e: Error) -> c_int {
+    e.to_errno()
+}
+
+unsafe extern "C" fn alloc_pd<T: IbDriver>(pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: ib_core passes a zeroed PD shell of our size on one of our devices.
+    let dev = unsafe { IbDev::<T>::from_raw((*pd).device) };
+    match T::alloc_pd(dev) {
+        // SAFETY: the PD is not visible to anyone else yet.
+        Ok(p) => unsafe { PdShell::<T>::set(pd, Some(p)).map_or(0, |_| 0) },
+        Err(e) => errno(e),
+    }
+}
+
+unsafe extern "C" fn dealloc_pd<T: IbDriver>(pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: ib_core serialises destroy against every other use of the PD.
+    let dev = unsafe { IbDev::<T>::from_raw((*pd).device) };
+    // SAFETY: as above.
+    if let Some(p) = unsafe { PdShell::<T>::set(pd, None) } {
+        T::dealloc_pd(dev, p);
+    }
+    0
+}
+
+unsafe extern "C" fn reg_user_mr<T: IbDriver>(
+    pd: *mut b::ib_pd,
+    start: u64,
+    len: u64,
+    iova: u64,
+    access: c_int,
+    dmah: *mut b::ib_dmah,
+    _udata: *mut b::ib_udata,
+) -> *mut b::ib_mr {
+    let fail = |e: Error| -> *mut b::ib_mr { kernel::error::Error::to_ptr(e) };
+    if !dmah.is_null() {
+        return fail(EOPNOTSUPP);
+    }
+    // SAFETY: a live PD of ours.
+    let (dev, shell) = unsafe {
+        (
+            IbDev::<T>::from_raw((*pd).device),
+            PdShell::<T>::from_raw(pd),
+        )
+    };
+    let Some(p) = shell.data() else {
+        return fail(EINVAL);
+    };
+    match T::reg_user_mr(dev, p, start, len, iova, access) {
+        Ok((mr, key)) => match MrShell::alloc(mr.clone(), key, key, iova, len) {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = T::dereg_mr(dev, mr);
+                fail(e)
+            }
+        },
+        Err(e) => fail(e),
+    }
+}
+
+unsafe extern "C" fn dereg_mr<T: IbDriver>(mr: *mut b::ib_mr, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: the MR was allocated by `reg_user_mr` on one of our devices.
+    let dev = unsafe { IbDev::<T>::from_raw((*mr).device) };
+    // SAFETY: ib_core never uses the MR after dereg.
+    let data = unsafe { MrShell::<T::Mr>::free(mr) };
+    match T::dereg_mr(dev, data) {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
+}
+
+unsafe extern "C" fn create_cq<T: IbDriver>(
+    cq: *mut b::ib_cq,
+    attr: *const b::ib_cq_init_attr,
+    attrs: *mut b::uverbs_attr_bundle,
+) -> c_int {
+    // SAFETY: a zeroed CQ shell on one of our devices; `attr` is valid for the call.
+    let (dev, attr) = unsafe { (IbDev::<T>::from_raw((*cq).device), &*attr) };
+    // SAFETY: for user calls `driver_udata` is the bundle's first member (offset 0, which
+    // C relies on the same way); kernel callers pass a NULL bundle.
+    let udata = unsafe { Udata::from_raw(attrs.cast::<b::ib_udata>()) };
+    // SAFETY: the CQ shell lives until destroy_cq, which marks the driver CQ dead first.
+    let Some(handle) = (unsafe { CqHandle::new(cq) }) else {
+        return EINVAL.to_errno();
+    };
+    match T::create_cq(dev, attr.cqe, attr.flags, handle, udata.as_ref()) {
+        Ok((c, cap)) => {
+            // SAFETY: not visible yet.
+            unsafe {
+                (*cq).cqe = cap as i32;
+                CqShell::<T>::set(cq, Some(c));
+            }
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+unsafe extern "C" fn destroy_cq<T: IbDriver>(cq: *mut b::ib_cq, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: live CQ shell of ours.
+    let (dev, shell) = unsafe {
+        (
+            IbDev::<T>::from_raw((*cq).device),
+            CqShell::<T>::from_raw(cq),
+        )
+    };
+    if let Some(c) = shell.data() {
+        if let Err(e) = T::destroy_cq(dev, c) {
+            return errno(e);
+        }
+    }
+    // SAFETY: destroy succeeded; ib_core frees the shell next.
+    drop(unsafe { CqShell::<T>::set(cq, None) });
+    0
+}
+
+unsafe extern "C" fn req_notify_cq<T: IbDriver>(
+    cq: *mut b::ib_cq,
+    flags: b::ib_cq_notify_flags,
+) -> c_int {
+    // SAFETY: live CQ shell of ours.
+    let shell = unsafe { CqShell::<T>::from_raw(cq) };
+    shell.data().map_or(0, |c| T::req_notify_cq(c, flags))
+}
+
+unsafe extern "C" fn create_qp<T: IbDriver>(
+    qp: *mut b::ib_qp,
+    init: *mut b::ib_qp_init_attr,
+    udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: a zeroed QP shell with its core fields (device, pd, cqs) filled in.
+    let (dev, init, udata) = unsafe {
+        (
+            IbDev::<T>::from_raw((*qp).device),
+            &mut *init,
+            Udata::from_raw(udata),
+        )
+    };
+    // SAFETY: the PD and CQs are live objects of ours (ib_core holds usecnts on them).
+    let (pd, scq, rcq) = unsafe {
+        (
+            PdShell::<T>::from_raw((*qp).pd).data().cloned(),
+            (!init.send_cq.is_null())
+                .then(|| CqShell::<T>::from_raw(init.send_cq).data().cloned())
+                .flatten(),
+            (!init.recv_cq.is_null())
+                .then(|| CqShell::<T>::from_raw(init.recv_cq).data().cloned())
+                .flatten(),
+        )
+    };
+    let (Some(pd), Some(scq), Some(rcq)) = (pd, scq, rcq) else {
+        return EINVAL.to_errno();
+    };
+    match T::create_qp(dev, &pd, init, scq, rcq, udata.as_ref()) {
+        Ok((q, qpn)) => {
+            // SAFETY: not visible yet.
+            unsafe {
+                (*qp).qp_num = qpn;
+                QpShell::<T>::set(qp, Some(q));
+            }
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+unsafe extern "C" fn modify_qp<T: IbDriver>(
+    qp: *mut b::ib_qp,
+    attr: *mut b::ib_qp_attr,
+    mask: c_int,
+    _udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: live QP of ours; `attr` valid for the call.
+    let (dev, shell, attr) = unsafe {
+        (
+            IbDev::<T>::from_raw((*qp).device),
+            QpShell::<T>::from_raw(qp),
+            &*attr,
+        )
+    };
+    match shell
+        .data()
+        .map(|q| T::modify_qp(dev, q, attr, mask as u32))
+    {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => errno(e),
+        None => EINVAL.to_errno(),
+    }
+}
+
+unsafe extern "C" fn query_qp<T: IbDriver>(
+    qp: *mut b::ib_qp,
+    attr: *mut b::ib_qp_attr,
+    _mask: c_int,
+    init: *mut b::ib_qp_init_attr,
+) -> c_int {
+    // SAFETY: live QP of ours; out pointers valid.
+    let (shell, attr, init) = unsafe { (QpShell::<T>::from_raw(qp), &mut *attr, &mut *init) };
+    match shell.data().map(|q| T::query_qp(q, attr, init)) {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => errno(e),
+        None => EINVAL.to_errno(),
+    }
+}
+
+unsafe extern "C" fn destroy_qp<T: IbDriver>(qp: *mut b::ib_qp, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: live QP of ours; ib_core serialises destroy with every other op.
+    let dev = unsafe { IbDev::<T>::from_raw((*qp).device) };
+    // SAFETY: as above; afterwards ib_core frees the shell.
+    if let Some(q) = unsafe { QpShell::<T>::set(qp, None) } {
+        if let Err(e) = T::destroy_qp(dev, q) {
+            return errno(e);
+        }
+    }
+    0
+}
+
+unsafe extern "C" fn post_send<T: IbDriver>(
+    qp: *mut b::ib_qp,
+    wr: *const b::ib_send_wr,
+    bad: *mut *const b::ib_send_wr,
+) -> c_int {
+    // SAFETY: live QP of ours.
+    let shell = unsafe { QpShell::<T>::from_raw(qp) };
+    // Only user QPs exist (librxe rings the doorbell with an empty WR list); a kernel
+    // caller's list is refused whole.
+    if !wr.is_null() {
+        if !bad.is_null() {
+            // SAFETY: `bad` is the caller's out pointer.
+            unsafe { *bad = wr };
+        }
+        return EOPNOTSUPP.to_errno();
+    }
+    match shell.data().map(|q| T::post_send(q)) {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => errno(e),
+        None => EINVAL.to_errno(),
+    }
+}
+
+unsafe extern "C" fn post_recv(
+    _qp: *mut b::ib_qp,
+    wr: *const b::ib_recv_wr,
+    bad: *mut *const b::ib_recv_wr,
+) -> c_int {
+    // User QPs post receives through the mapped ring and never call this.
+    if !bad.is_null() {
+        // SAFETY: the caller's out pointer.
+        unsafe { *bad = wr };
+    }
+    EOPNOTSUPP.to_errno()
+}
+
 /// The ops table of driver `T`.
 struct Ops<T>(PhantomData<T>);
 
@@ -318,6 +646,24 @@ impl<T: IbDriver> Ops<T> {
         enable_driver: Some(enable_driver::<T>),
         dealloc_driver: Some(dealloc_driver::<T>),
         size_ib_ucontext: size_of::<b::ib_ucontext>(),
+        alloc_pd: Some(alloc_pd::<T>),
+        dealloc_pd: Some(dealloc_pd::<T>),
+        size_ib_pd: size_of::<PdShell<T>>(),
+        reg_user_mr: Some(reg_user_mr::<T>),
+        dereg_mr: Some(dereg_mr::<T>),
+        create_cq: Some(create_cq::<T>),
+        destroy_cq: Some(destroy_cq::<T>),
+        req_notify_cq: Some(req_notify_cq::<T>),
+        size_ib_cq: size_of::<CqShell<T>>(),
+        create_qp: Some(create_qp::<T>),
+        modify_qp: Some(modify_qp::<T>),
+        query_qp: Some(query_qp::<T>),
+        destroy_qp: Some(destroy_qp::<T>),
+        post_send: Some(post_send::<T>),
+        post_recv: Some(post_recv),
+        size_ib_qp: size_of::<QpShell<T>>(),
+        mmap: Some(verbs::mmap),
+        mmap_free: Some(verbs::mmap_free),
         ..pin_init::zeroed()
     };
 

@@ -72,9 +72,9 @@ impl NetDevice {
     }
 
     /// The network namespace the device lives in.
-    pub(crate) fn net(&self) -> *mut b::net {
+    pub(crate) fn net(&self) -> NetNs {
         // SAFETY: `self` is live; `dev_net` only reads a field.
-        unsafe { b::rrxe_netdev_net(self.as_raw()) }
+        NetNs(unsafe { b::rrxe_netdev_net(self.as_raw()) })
     }
 }
 
@@ -186,3 +186,39 @@ impl<T: NetdevEvents> Drop for NetdevNotifier<T> {
 unsafe impl<T: NetdevEvents> Send for NetdevNotifier<T> {}
 // SAFETY: `&NetdevNotifier` exposes nothing.
 unsafe impl<T: NetdevEvents> Sync for NetdevNotifier<T> {}
+
+/// The interface index of a raw device pointer (used for GID attribute netdevs).
+pub(crate) fn ifindex_of(ndev: *mut b::net_device) -> i32 {
+    // SAFETY: callers pass a device pointer that is alive for the call (RCU-protected).
+    unsafe { b::rrxe_netdev_ifindex(ndev) }
+}
+
+/// A network namespace, used as a key and for lookups while a device of it is alive.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NetNs(pub(crate) *mut b::net);
+
+// SAFETY: only compared and passed back to the kernel while the namespace is alive.
+unsafe impl Send for NetNs {}
+// SAFETY: as above.
+unsafe impl Sync for NetNs {}
+
+impl NetNs {
+    /// The local device that owns `addr` (IPv4, or IPv6 when 16 bytes), without a
+    /// reference: valid for the current softirq / RCU section only.
+    pub(crate) fn local_dev(&self, addr: &[u8]) -> Option<&NetDevice> {
+        let d = match addr.len() {
+            // SAFETY: lookup under the caller's RCU section (softirq).
+            4 => unsafe {
+                b::rrxe_local_dev4(
+                    self.0,
+                    u32::from_ne_bytes([addr[0], addr[1], addr[2], addr[3]]),
+                )
+            },
+            // SAFETY: as above; `addr` holds 16 bytes.
+            16 => unsafe { b::rrxe_local_dev6(self.0, addr.as_ptr().cast()) },
+            _ => return None,
+        };
+        // SAFETY: returned devices stay alive for the RCU section.
+        (!d.is_null()).then(|| unsafe { NetDevice::from_raw(d) })
+    }
+}

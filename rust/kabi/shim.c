@@ -6,7 +6,21 @@
 #include <linux/netdevice.h>
 #include <linux/if_vlan.h>
 #include <linux/cpumask.h>
+#include <linux/inetdevice.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <linux/vmalloc.h>
+#include <linux/timer.h>
+#include <linux/uaccess.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/addrconf.h>
+#include <net/route.h>
+#include <net/ip6_route.h>
+#include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
 #include "rrxe_shim.h"
 
 struct net_device *rrxe_netdev_from_notifier_info(void *info)
@@ -70,4 +84,413 @@ void rrxe_ib_mark_name_assigned_by_user(struct ib_device *ibdev)
 unsigned int rrxe_num_possible_cpus(void)
 {
 	return num_possible_cpus();
+}
+
+/* ---- BH spinlocks ---- */
+
+void rrxe_spin_lock_bh(spinlock_t *lock)
+{
+	spin_lock_bh(lock);
+}
+
+void rrxe_spin_unlock_bh(spinlock_t *lock)
+{
+	spin_unlock_bh(lock);
+}
+
+int rrxe_spin_trylock_bh(spinlock_t *lock)
+{
+	return spin_trylock_bh(lock);
+}
+
+/* ---- sk_buff ---- */
+
+#define RRXE_HDR_ROOM (sizeof(struct ipv6hdr) + sizeof(struct udphdr))
+
+struct sk_buff *rrxe_skb_alloc_tx(struct net_device *ndev, unsigned int len)
+{
+	unsigned int room = LL_RESERVED_SPACE(ndev) + RRXE_HDR_ROOM;
+	struct sk_buff *skb = alloc_skb(room + len, GFP_ATOMIC);
+
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, room);
+	skb->dev = ndev;
+	return skb;
+}
+
+u8 *rrxe_skb_put(struct sk_buff *skb, unsigned int len)
+{
+	return skb_put(skb, len);
+}
+
+void rrxe_skb_drop(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}
+
+void rrxe_skb_consume(struct sk_buff *skb)
+{
+	consume_skb(skb);
+}
+
+struct net_device *rrxe_skb_dev(const struct sk_buff *skb)
+{
+	return skb->dev;
+}
+
+int rrxe_skb_rx_view(struct sk_buff *skb, u8 **l3, unsigned int *l3_len, bool *v6)
+{
+	int off;
+
+	if (skb_linearize(skb))
+		return -ENOMEM;
+	if (skb->protocol == htons(ETH_P_IP))
+		*v6 = false;
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		*v6 = true;
+	else
+		return -EPROTONOSUPPORT;
+	off = skb_network_offset(skb);	/* negative: the IP header is before data */
+	if (off > 0)
+		return -EINVAL;
+	*l3 = skb_network_header(skb);
+	*l3_len = skb->len - off;
+	return 0;
+}
+
+void rrxe_skb_push_ip4(struct sk_buff *skb, struct dst_entry *dst, __be32 saddr,
+		       __be32 daddr, u8 tos, u8 ttl, u16 sport)
+{
+	struct udphdr *uh;
+	struct iphdr *iph;
+
+	uh = __skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(ROCE_V2_UDP_DPORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+
+	skb_scrub_packet(skb, false);
+	skb_clear_hash(skb);
+	skb_dst_set(skb, dst_clone(dst));
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	iph = __skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->protocol = IPPROTO_UDP;
+	iph->tos = tos;
+	iph->ttl = ttl;
+	iph->daddr = daddr;
+	iph->saddr = saddr;
+	iph->check = 0;
+	__ip_select_ident(dev_net(dst->dev), iph, 1);
+	skb->protocol = htons(ETH_P_IP);
+}
+
+void rrxe_skb_push_ip6(struct sk_buff *skb, struct dst_entry *dst,
+		       const struct in6_addr *saddr, const struct in6_addr *daddr,
+		       u8 tclass, u8 hop_limit, u16 sport)
+{
+	struct udphdr *uh;
+	struct ipv6hdr *ip6h;
+
+	uh = __skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(ROCE_V2_UDP_DPORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb_dst_set(skb, dst_clone(dst));
+	ip6h = __skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, tclass, 0);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = hop_limit;
+	ip6h->saddr = *saddr;
+	ip6h->daddr = *daddr;
+	skb->protocol = htons(ETH_P_IPV6);
+}
+
+u8 *rrxe_skb_l3(struct sk_buff *skb, unsigned int *len)
+{
+	*len = skb_tail_pointer(skb) - skb_network_header(skb);
+	return skb_network_header(skb);
+}
+
+int rrxe_ip_send(struct sk_buff *skb, bool v6)
+{
+	struct net *net = dev_net(skb_dst(skb)->dev);
+	int err;
+
+	if (v6)
+		err = ip6_local_out(net, NULL, skb);
+	else
+		err = ip_local_out(net, NULL, skb);
+	return net_xmit_eval(err);
+}
+
+/* ---- routing ---- */
+
+struct dst_entry *rrxe_route4(struct net *net, int oif, __be32 saddr, __be32 daddr)
+{
+	struct flowi4 fl = {
+		.flowi4_oif = oif,
+		.saddr = saddr,
+		.daddr = daddr,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+	struct rtable *rt = ip_route_output_key(net, &fl);
+
+	if (IS_ERR(rt))
+		return NULL;
+	return &rt->dst;
+}
+
+struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *saddr,
+			      const struct in6_addr *daddr)
+{
+	struct flowi6 fl = {
+		.flowi6_oif = oif,
+		.saddr = *saddr,
+		.daddr = *daddr,
+		.flowi6_proto = IPPROTO_UDP,
+	};
+	struct dst_entry *dst = ip6_dst_lookup_flow(net, NULL, &fl, NULL);
+
+	if (IS_ERR(dst))
+		return NULL;
+	if (dst->error) {
+		dst_release(dst);
+		return NULL;
+	}
+	return dst;
+}
+
+void rrxe_dst_release(struct dst_entry *dst)
+{
+	dst_release(dst);
+}
+
+struct net_device *rrxe_dst_dev(const struct dst_entry *dst)
+{
+	return dst->dev;
+}
+
+struct net_device *rrxe_local_dev4(struct net *net, __be32 addr)
+{
+	return __ip_dev_find(net, addr, false);
+}
+
+struct net_device *rrxe_local_dev6(struct net *net, const struct in6_addr *addr)
+{
+	return ipv6_dev_find(net, addr, NULL);
+}
+
+/* ---- UDP tunnel ---- */
+
+struct socket *rrxe_udp_tunnel_open(struct net *net, bool v6,
+				    int (*rcv)(struct sock *sk, struct sk_buff *skb))
+{
+	struct udp_port_cfg cfg = {};
+	struct udp_tunnel_sock_cfg tnl = {};
+	struct socket *sock;
+	int err;
+
+	cfg.local_udp_port = htons(ROCE_V2_UDP_DPORT);
+	if (v6) {
+		cfg.family = AF_INET6;
+		cfg.ipv6_v6only = 1;
+		err = udp_sock_create6(net, &cfg, &sock);
+	} else {
+		cfg.family = AF_INET;
+		err = udp_sock_create4(net, &cfg, &sock);
+	}
+	if (err)
+		return ERR_PTR(err);
+	tnl.encap_type = 1;
+	tnl.encap_rcv = rcv;
+	setup_udp_tunnel_sock(net, sock->sk, &tnl);
+	return sock;
+}
+
+void rrxe_udp_tunnel_close(struct socket *sock)
+{
+	udp_tunnel_sock_release(sock->sk);
+}
+
+struct net *rrxe_sock_net(const struct sock *sk)
+{
+	return sock_net(sk);
+}
+
+static void (*rrxe_pernet_exit_fn)(struct net *net);
+
+static void rrxe_pernet_exit(struct net *net)
+{
+	if (rrxe_pernet_exit_fn)
+		rrxe_pernet_exit_fn(net);
+}
+
+static struct pernet_operations rrxe_pernet_ops = {
+	.exit = rrxe_pernet_exit,
+};
+
+int rrxe_pernet_register(void (*exit)(struct net *net))
+{
+	rrxe_pernet_exit_fn = exit;
+	return register_pernet_subsys(&rrxe_pernet_ops);
+}
+
+void rrxe_pernet_unregister(void)
+{
+	unregister_pernet_subsys(&rrxe_pernet_ops);
+}
+
+/* ---- ib_umem ---- */
+
+struct ib_umem *rrxe_umem_get(struct ib_device *dev, u64 start, u64 len, int access)
+{
+	return ib_umem_get_va(dev, start, len, access);
+}
+
+size_t rrxe_umem_num_pages(struct ib_umem *umem)
+{
+	return ib_umem_num_pages(umem);
+}
+
+size_t rrxe_umem_pages(struct ib_umem *umem, struct page **pages, size_t n)
+{
+	struct sg_page_iter it;
+	size_t i = 0;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			break;
+		pages[i++] = sg_page_iter_page(&it);
+	}
+	return i;
+}
+
+void *rrxe_page_address(struct page *page)
+{
+	return page_address(page);
+}
+
+void rrxe_memcpy(void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+}
+
+u64 rrxe_atomic_cmpxchg64(u64 *addr, u64 old, u64 new_val)
+{
+	return cmpxchg(addr, old, new_val);
+}
+
+u64 rrxe_atomic_fetch_add64(u64 *addr, u64 add)
+{
+	return atomic64_fetch_add(add, (atomic64_t *)addr);
+}
+
+u32 rrxe_load_acquire32(const u32 *addr)
+{
+	return smp_load_acquire(addr);
+}
+
+void rrxe_store_release32(u32 *addr, u32 val)
+{
+	smp_store_release(addr, val);
+}
+
+/* ---- user-mapped rings ---- */
+
+void *rrxe_vmalloc_user(size_t size)
+{
+	return vmalloc_user(size);
+}
+
+void rrxe_vfree(void *addr)
+{
+	vfree(addr);
+}
+
+int rrxe_remap_vmalloc(struct vm_area_struct *vma, void *addr)
+{
+	return remap_vmalloc_range(vma, addr, 0);
+}
+
+u64 rrxe_mmap_entry_offset(const struct rdma_user_mmap_entry *entry)
+{
+	return rdma_user_mmap_get_offset(entry);
+}
+
+/* ---- udata ---- */
+
+int rrxe_udata_copy_to(struct ib_udata *udata, const void *src, size_t len)
+{
+	return ib_copy_to_udata(udata, (void *)src, len);
+}
+
+int rrxe_udata_copy_from(void *dst, struct ib_udata *udata, size_t len)
+{
+	return ib_copy_from_udata(dst, udata, len);
+}
+
+struct ib_ucontext *rrxe_udata_ucontext(struct ib_udata *udata)
+{
+	return rdma_udata_to_uverbs_attr_bundle(udata)->context;
+}
+
+int rrxe_copy_to_user(u64 uaddr, const void *src, size_t len)
+{
+	return copy_to_user(u64_to_user_ptr(uaddr), src, len) ? -EFAULT : 0;
+}
+
+/* ---- events ---- */
+
+void rrxe_cq_comp_handler(struct ib_cq *cq)
+{
+	if (cq->comp_handler)
+		cq->comp_handler(cq, cq->cq_context);
+}
+
+void rrxe_cq_event(struct ib_cq *cq, int event)
+{
+	struct ib_event ev = {
+		.device = cq->device,
+		.element.cq = cq,
+		.event = event,
+	};
+
+	if (cq->event_handler)
+		cq->event_handler(&ev, cq->cq_context);
+}
+
+/* ---- time ---- */
+
+void rrxe_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *))
+{
+	timer_setup(timer, fn, 0);
+}
+
+unsigned long rrxe_jiffies(void)
+{
+	return jiffies;
+}
+
+unsigned long rrxe_usecs_to_jiffies(u64 usecs)
+{
+	return usecs_to_jiffies(usecs);
+}
+
+u64 rrxe_ktime_ns(void)
+{
+	return ktime_get_ns();
 }

@@ -4,9 +4,8 @@
 # shown with stock rdma-core tools.
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
-set -e
 hosts_up
-devs_up
+devs_up || { echo "demo: could not create the devices"; exit 1; }
 echo "=== rdma link show"
 rdma link show
 echo "=== ibv_devices"
@@ -19,6 +18,12 @@ echo "=== GID table of rrxe0"
 for i in 0 1 2 3; do
 	g=$(cat /sys/class/infiniband/rrxe0/ports/1/gids/$i 2>/dev/null)
 	t=$(cat /sys/class/infiniband/rrxe0/ports/1/gid_attrs/types/$i 2>/dev/null)
-	[ -n "$t" ] && echo "  gid[$i] $g ($t)"
+	if [ -n "$t" ]; then echo "  gid[$i] $g ($t)"; fi
 done
+echo "=== ib_write_bw 64 KiB between rrxe0 (ns0) and rrxe1 (ns1), IPv4 GID"
+ip netns exec ns1 ib_write_bw -d rrxe1 -x 1 -F -s 65536 -n 2000 >/tmp/bw.srv 2>&1 &
+srv=$!
+wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
+ip netns exec ns0 ib_write_bw -d rrxe0 -x 1 -F -s 65536 -n 2000 "$IP1" || { echo "demo: ib_write_bw failed"; exit 1; }
+wait $srv || { echo "demo: ib_write_bw server failed"; exit 1; }
 echo "demo: OK"

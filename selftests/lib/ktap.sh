@@ -42,21 +42,22 @@ IP61=fd00::2
 in0() { ip netns exec $NS0 "$@"; }
 in1() { ip netns exec $NS1 "$@"; }
 
-# Creates the two hosts if they are missing; leaves existing ones alone.
+# Creates the two hosts if they are missing and restores their addresses, MTUs and link
+# state (a test may have changed them; IPv6 addresses go away with the link).
 hosts_up() {
 	if ! ip netns list | grep -qw $NS0; then
 		ip netns add $NS0
 		ip netns add $NS1
 		ip -n $NS0 link add va type veth peer name vb netns $NS1
-		ip -n $NS0 addr add $IP0/24 dev va
-		ip -n $NS1 addr add $IP1/24 dev vb
-		ip -n $NS0 addr add $IP60/64 dev va nodad
-		ip -n $NS1 addr add $IP61/64 dev vb nodad
 		ip -n $NS0 link set lo up
 		ip -n $NS1 link set lo up
 	fi
-	ip -n $NS0 link set va up
-	ip -n $NS1 link set vb up
+	ip -n $NS0 link set va mtu 1500 up
+	ip -n $NS1 link set vb mtu 1500 up
+	ip -n $NS0 addr replace $IP0/24 dev va
+	ip -n $NS1 addr replace $IP1/24 dev vb
+	ip -n $NS0 addr replace $IP60/64 dev va nodad
+	ip -n $NS1 addr replace $IP61/64 dev vb nodad
 }
 
 hosts_down() {
@@ -70,6 +71,12 @@ devs_up() {
 	modprobe rrxe && modprobe ib_uverbs || return 1
 	[ -e /sys/class/infiniband/rrxe0 ] || in0 rdma link add rrxe0 type rrxe netdev va || return 1
 	[ -e /sys/class/infiniband/rrxe1 ] || in1 rdma link add rrxe1 type rrxe netdev vb || return 1
+	# ib_core fills the GID tables asynchronously: wait for the IPv4 and IPv6 GIDs.
+	local d
+	for d in rrxe0 rrxe1; do
+		wait_for "grep -q ffff:0a00 /sys/class/infiniband/$d/ports/1/gids/1" 10 || return 1
+		wait_for "grep -q ^fd00 /sys/class/infiniband/$d/ports/1/gids/2" 10 || return 1
+	done
 }
 
 devs_down() {

@@ -5,7 +5,8 @@
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
 timeout_s=${RRXE_TEST_TIMEOUT:-240}
-tests=(*.sh)
+# RRXE_TESTS selects scripts (glob), e.g. RRXE_TESTS=rc-*.sh
+tests=(${RRXE_TESTS:-*.sh})
 echo "KTAP version 1"
 echo "1..${#tests[@]}"
 hosts_up

@@ -20,4 +20,6 @@ pub mod opcode;
 pub mod packet;
 pub mod port;
 pub mod psn;
+pub mod rc;
+pub mod uapi;
 pub mod wire;

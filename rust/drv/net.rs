@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+//! RoCEv2 packet I/O: paths (routes) of connected QPs, transmission with the ICRC, and the
+//! receive path from the UDP socket (softirq) to the QPs.
+
+use super::device::{DevShared, Rrxe};
+use crate::kabi::crc::KernelCrc32;
+use crate::kabi::ib::IbDev;
+use crate::kabi::skb::{Dst, SkBuff};
+use crate::kabi::udp::UdpRx;
+use crate::kabi::verbs::Av;
+use crate::proto::bth::Bth;
+use crate::proto::icrc::{self, IPV4_HLEN, IPV6_HLEN, UDP_HLEN};
+use crate::proto::opcode::{flags as f, info, ICRC_LEN};
+use crate::proto::packet::{self, write_headers, Ext, ParseError};
+use kernel::prelude::*;
+
+/// Where a connected QP sends: addresses, UDP source port and a cached route.
+pub(crate) struct Path {
+    v6: bool,
+    saddr: [u8; 16],
+    daddr: [u8; 16],
+    sport: u16,
+    tclass: u8,
+    hop_limit: u8,
+    dst: Dst,
+}
+
+impl Path {
+    pub(crate) fn new(dev: &DevShared, av: &Av, qpn: u32, dest_qpn: u32) -> Result<Path> {
+        let v4 = |g: &[u8; 16]| [g[12], g[13], g[14], g[15]];
+        let dst = if av.v6 {
+            Dst::route6(dev.net, av.ifindex, &av.sgid, &av.dgid)
+        } else {
+            Dst::route4(dev.net, av.ifindex, v4(&av.sgid), v4(&av.dgid))
+        }
+        .ok_or(ENETUNREACH)?;
+        // rdma_get_udp_sport-style entropy from the QPNs, in the 0xc000.. range.
+        let h = (qpn ^ dest_qpn.rotate_left(7)).wrapping_mul(0x9e37_79b1) >> 18;
+        Ok(Path {
+            v6: av.v6,
+            saddr: av.sgid,
+            daddr: av.dgid,
+            sport: 0xc000 | (h as u16 & 0x3fff),
+            tclass: av.tclass,
+            hop_limit: if av.hop_limit == 0 { 64 } else { av.hop_limit },
+            dst,
+        })
+    }
+}
+
+/// One packet to send: BTH, extension headers and payload.
+pub(crate) struct TxPkt<'a> {
+    pub(crate) bth: Bth,
+    pub(crate) ext: Ext,
+    pub(crate) payload: &'a [u8],
+}
+
+impl DevShared {
+    /// Builds and sends one packet on `path`.
+    pub(crate) fn xmit(&self, path: &Path, p: &TxPkt<'_>) -> Result {
+        let hlen = info(p.bth.opcode).ok_or(EINVAL)?.header_len();
+        let pad = usize::from(p.bth.pad);
+        let total = hlen + p.payload.len() + pad + ICRC_LEN;
+        let mut skb = SkBuff::alloc_tx(path.dst.dev(), u32::try_from(total).map_err(|_| EINVAL)?)?;
+        let mut ok = true;
+        skb.put_with(total, |buf| {
+            ok = write_headers(&p.bth, &p.ext, buf).is_ok();
+            if let Some(d) = buf.get_mut(hlen..hlen + p.payload.len()) {
+                d.copy_from_slice(p.payload);
+            }
+            for b in buf.iter_mut().skip(hlen + p.payload.len()) {
+                *b = 0;
+            }
+        })?;
+        if !ok {
+            return Err(EINVAL);
+        }
+        if path.v6 {
+            skb.push_ip6(
+                &path.dst,
+                &path.saddr,
+                &path.daddr,
+                path.tclass,
+                path.hop_limit,
+                path.sport,
+            );
+        } else {
+            let v4 = |g: &[u8; 16]| [g[12], g[13], g[14], g[15]];
+            skb.push_ip4(
+                &path.dst,
+                v4(&path.saddr),
+                v4(&path.daddr),
+                path.tclass,
+                path.hop_limit,
+                path.sport,
+            );
+        }
+        let l3 = skb.l3_mut();
+        let n = l3.len().checked_sub(ICRC_LEN).ok_or(EINVAL)?;
+        let crc = icrc::compute(&KernelCrc32, l3.get(..n).ok_or(EINVAL)?).map_err(|_| EINVAL)?;
+        l3.get_mut(n..).ok_or(EINVAL)?.copy_from_slice(&crc);
+        match skb.send(path.v6) {
+            Ok(()) => {
+                self.stats.tx_packets.inc();
+                Ok(())
+            }
+            Err(e) => {
+                self.stats.tx_errors.inc();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl UdpRx for Rrxe {
+    fn rx(mut skb: SkBuff) {
+        // The device by ingress netdev; packets between local addresses arrive on `lo`,
+        // so fall back to the device that owns the destination address.
+        let by_dev = skb.dev().and_then(IbDev::<Rrxe>::get_by_netdev);
+        let net = skb.dev().map(|d| d.net());
+        let Ok((l3, v6)) = skb.rx_view() else {
+            return;
+        };
+        let iplen = if v6 { IPV6_HLEN } else { IPV4_HLEN };
+        let daddr = if v6 { l3.get(24..40) } else { l3.get(16..20) };
+        let dev = match by_dev {
+            Some(d) => d,
+            None => {
+                let Some(d) = net
+                    .zip(daddr)
+                    .and_then(|(n, a)| n.local_dev(a).and_then(IbDev::<Rrxe>::get_by_netdev))
+                else {
+                    return;
+                };
+                d
+            }
+        };
+        let shared = dev.data().shared();
+        shared.stats.rx_packets.inc();
+        if !v6 && l3.first() != Some(&0x45) {
+            shared.stats.drop_malformed.inc();
+            return;
+        }
+        let Some(udp_payload) = l3.get(iplen + UDP_HLEN..) else {
+            shared.stats.drop_malformed.inc();
+            return;
+        };
+        let pkt = match packet::parse(udp_payload) {
+            Ok(p) => p,
+            Err(ParseError::UnknownOpcode(_)) => {
+                shared.stats.drop_opcode.inc();
+                return;
+            }
+            Err(_) => {
+                shared.stats.drop_malformed.inc();
+                return;
+            }
+        };
+        let body = l3.get(..l3.len().saturating_sub(ICRC_LEN)).unwrap_or(&[]);
+        if icrc::compute(&KernelCrc32, body).ok() != Some(pkt.icrc) {
+            shared.stats.drop_icrc.inc();
+            return;
+        }
+        if pkt.info.has(f::CNP) {
+            shared.stats.cnp_rcvd.inc();
+            skb.consume();
+            return;
+        }
+        let Some(qp) = shared.qp(pkt.bth.dqpn) else {
+            shared.stats.drop_qpn.inc();
+            return;
+        };
+        if pkt.info.has(f::REQ) {
+            qp.on_request(&pkt);
+        } else {
+            qp.on_response(&pkt);
+        }
+        drop(qp);
+        skb.consume();
+    }
+}

@@ -1,0 +1,1330 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Queue pairs: verbs (create/modify/query/destroy), the user rings, and the RC engine
+//! (requester, completer, responder). The engine runs under the QP's BH lock, from the
+//! doorbell (process context), the receive path (softirq) and the retransmit timer.
+
+use super::device::DevShared;
+use super::net::{Path, TxPkt};
+use super::res::{access, Cq, Mr};
+use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
+use crate::kabi::mem::UserBuf;
+use crate::kabi::timer::{Timer, TimerHandler};
+use crate::kabi::verbs::{Av, Mmap, Udata};
+use crate::proto::bth::Bth;
+use crate::proto::exthdr::{Aeth, NakCode, Reth, Syndrome};
+use crate::proto::opcode::{flags as f, op};
+use crate::proto::packet::{Ext, Packet};
+use crate::proto::psn::Psn;
+use crate::proto::rc::{self, Kind};
+use crate::proto::uapi::{
+    self, send_flags, wc_flags, wc_opcode, wc_status, Cqe, RecvWqe, RingGeom, SendWqe,
+    CONSUMER_OFF, PRODUCER_OFF,
+};
+use crate::sys as b;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// QP states (`enum ib_qp_state`).
+pub(crate) mod qps {
+    pub(crate) const RESET: u32 = 0;
+    pub(crate) const INIT: u32 = 1;
+    pub(crate) const RTR: u32 = 2;
+    pub(crate) const RTS: u32 = 3;
+    pub(crate) const SQD: u32 = 4;
+    pub(crate) const SQE: u32 = 5;
+    pub(crate) const ERR: u32 = 6;
+}
+
+/// Largest SQ/RQ depth rrxe accepts (bounds the per-QP state it allocates).
+pub(crate) const MAX_QP_WR: u32 = 4096;
+
+/// A ring shared with userspace plus its mmap registration.
+struct Ring {
+    buf: Arc<UserBuf>,
+    geom: RingGeom,
+    _mmap: Mmap,
+}
+
+impl Ring {
+    fn new(depth: u32, elem: usize, udata: &Udata) -> Result<(Ring, [u8; 16])> {
+        let geom = RingGeom::new(depth, elem, MAX_QP_WR).ok_or(EINVAL)?;
+        let buf = Arc::new(UserBuf::new(geom.bytes())?, GFP_KERNEL)?;
+        buf.write(0, &geom.log2_slot.to_le_bytes()).ok_or(EINVAL)?;
+        buf.write(4, &geom.mask.to_le_bytes()).ok_or(EINVAL)?;
+        let (mmap, off) = Mmap::insert(udata.ucontext(), buf.clone())?;
+        let size = u32::try_from(buf.len().next_multiple_of(kernel::page::PAGE_SIZE))
+            .map_err(|_| EINVAL)?;
+        let mut mi = [0u8; 16];
+        mi[0..8].copy_from_slice(&off.to_le_bytes());
+        mi[8..12].copy_from_slice(&size.to_le_bytes());
+        Ok((
+            Ring {
+                buf,
+                geom,
+                _mmap: mmap,
+            },
+            mi,
+        ))
+    }
+
+    /// The user's producer index (masked).
+    fn producer(&self) -> u32 {
+        self.buf.load_acquire(PRODUCER_OFF) & self.geom.mask
+    }
+
+    fn publish_consumer(&self, c: u32) {
+        self.buf.store_release(CONSUMER_OFF, c);
+    }
+
+    /// A private copy of slot `i` (at most `out.len()` bytes).
+    fn read_slot<'a>(&self, i: u32, out: &'a mut [u8]) -> Option<&'a [u8]> {
+        let n = self.geom.slot_size().min(out.len());
+        let s = out.get_mut(..n)?;
+        self.buf.read(self.geom.slot_off(i), s)?;
+        Some(s)
+    }
+}
+
+/// Per-slot requester state (the WQE itself stays in the user's slot and is re-read and
+/// re-validated whenever it is (re)transmitted).
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    wr_id: u64,
+    opcode: u32,
+    flags: u32,
+    length: u32,
+    first_psn: Psn,
+    last_psn: Psn,
+    /// Bytes transmitted so far (next packet starts here).
+    sent: u32,
+    started: bool,
+    /// READ: bytes received.
+    got: u32,
+}
+
+/// Responder context of a multi-packet SEND.
+struct RecvCtx {
+    wqe: RecvWqe,
+    offset: u32,
+}
+
+/// Responder context of a multi-packet WRITE.
+struct WriteCtx {
+    mr: Option<Arc<Mr>>,
+    va: u64,
+    resid: u32,
+    len: u32,
+}
+
+struct State {
+    state: u32,
+    access: i32,
+    mtu: u32,
+    mtu_enum: u32,
+    dest_qpn: u32,
+    path: Option<Path>,
+    av: Option<Av>,
+    timeout: u8,
+    retry_cnt: u8,
+    rnr_retry: u8,
+    min_rnr_timer: u8,
+    max_rd_atomic: u8,
+    max_dest_rd_atomic: u8,
+    // requester
+    slots: KVec<Slot>,
+    sq_cons: u32,
+    sq_next: u32,
+    req_psn: Psn,
+    comp_psn: Psn,
+    rd_outstanding: u32,
+    noack: u32,
+    retries_left: u8,
+    rnr_left: u8,
+    rnr_wait: bool,
+    // responder
+    resp_psn: Psn,
+    msn: u32,
+    nak_sent: bool,
+    rq_cons: u32,
+    recv: Option<RecvCtx>,
+    write: Option<WriteCtx>,
+}
+
+/// A queue pair.
+#[pin_data]
+pub(crate) struct Qp {
+    pub(crate) qpn: u32,
+    pd: usize,
+    sig_all: bool,
+    dev: Arc<DevShared>,
+    scq: Arc<Cq>,
+    rcq: Arc<Cq>,
+    sq: Ring,
+    rq: Ring,
+    max_send_sge: u32,
+    max_inline: u32,
+    max_recv_sge: u32,
+    timer: Timer<Qp>,
+    #[pin]
+    st: SpinLockBh<State>,
+}
+
+fn wc_op_of(opcode: u32) -> u32 {
+    match opcode {
+        uapi::wr::RDMA_WRITE | uapi::wr::RDMA_WRITE_WITH_IMM => wc_opcode::RDMA_WRITE,
+        uapi::wr::RDMA_READ => wc_opcode::RDMA_READ,
+        uapi::wr::ATOMIC_CMP_AND_SWP => wc_opcode::COMP_SWAP,
+        uapi::wr::ATOMIC_FETCH_AND_ADD => wc_opcode::FETCH_ADD,
+        _ => wc_opcode::SEND,
+    }
+}
+
+impl Qp {
+    pub(crate) fn create(
+        dev: &Arc<DevShared>,
+        pd: usize,
+        init: &mut b::ib_qp_init_attr,
+        scq: Arc<Cq>,
+        rcq: Arc<Cq>,
+        udata: &Udata,
+    ) -> Result<Arc<Qp>> {
+        if init.qp_type != b::ib_qp_type_IB_QPT_RC {
+            return Err(EOPNOTSUPP);
+        }
+        if init.create_flags != 0 || !init.srq.is_null() {
+            return Err(EOPNOTSUPP);
+        }
+        if udata.in_len() != 0 || udata.out_len() < 32 {
+            return Err(EINVAL);
+        }
+        let cap = &mut init.cap;
+        if cap.max_send_sge as usize > uapi::MAX_SGE
+            || cap.max_recv_sge as usize > uapi::MAX_SGE
+            || cap.max_inline_data as usize > uapi::MAX_INLINE
+        {
+            return Err(EINVAL);
+        }
+        let (selem, max_send_sge, max_inline) =
+            uapi::sq_elem(cap.max_send_sge, cap.max_inline_data);
+        let (sq, sq_mi) = Ring::new(cap.max_send_wr.max(1), selem, udata)?;
+        let max_recv_sge = cap.max_recv_sge.max(1);
+        let (rq, rq_mi) = Ring::new(cap.max_recv_wr.max(1), uapi::rq_elem(max_recv_sge), udata)?;
+        let mut resp = [0u8; 32];
+        resp[..16].copy_from_slice(&rq_mi);
+        resp[16..].copy_from_slice(&sq_mi);
+        udata.respond(&resp)?;
+        cap.max_send_wr = sq.geom.capacity();
+        cap.max_send_sge = max_send_sge;
+        cap.max_inline_data = max_inline;
+        cap.max_recv_wr = rq.geom.capacity();
+        cap.max_recv_sge = max_recv_sge;
+        let nslots = sq.geom.mask as usize + 1;
+        let mut slots = KVec::with_capacity(nslots, GFP_KERNEL)?;
+        for _ in 0..nslots {
+            slots.push(Slot::default(), GFP_KERNEL)?;
+        }
+        let qpn = dev.alloc_qpn()?;
+        let sig_all = init.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
+        let r = Arc::pin_init(
+            try_pin_init!(Qp {
+                qpn,
+                pd,
+                sig_all,
+                dev: dev.clone(),
+                scq,
+                rcq,
+                sq,
+                rq,
+                max_send_sge,
+                max_inline,
+                max_recv_sge,
+                timer: Timer::new()?,
+                st <- new_spinlock_bh!(State {
+                    state: qps::RESET,
+                    access: 0,
+                    mtu: 256,
+                    mtu_enum: 1,
+                    dest_qpn: 0,
+                    path: None,
+                    av: None,
+                    timeout: 0,
+                    retry_cnt: 0,
+                    rnr_retry: 0,
+                    min_rnr_timer: 0,
+                    max_rd_atomic: 0,
+                    max_dest_rd_atomic: 0,
+                    slots,
+                    sq_cons: 0,
+                    sq_next: 0,
+                    req_psn: Psn::new(0),
+                    comp_psn: Psn::new(0),
+                    rd_outstanding: 0,
+                    noack: 0,
+                    retries_left: 0,
+                    rnr_left: 0,
+                    rnr_wait: false,
+                    resp_psn: Psn::new(0),
+                    msn: 0,
+                    nak_sent: false,
+                    rq_cons: 0,
+                    recv: None,
+                    write: None,
+                }),
+            }),
+            GFP_KERNEL,
+        );
+        let qp = match r {
+            Ok(q) => q,
+            Err(e) => {
+                dev.free_qpn(qpn);
+                return Err(e);
+            }
+        };
+        qp.timer.bind(&qp);
+        if let Err(e) = dev.insert_qp(qpn, qp.clone()) {
+            qp.timer.shutdown();
+            dev.free_qpn(qpn);
+            return Err(e);
+        }
+        Ok(qp)
+    }
+
+    /// Stops every packet-path user of the QP (destroy).
+    pub(crate) fn shutdown(&self) {
+        self.dev.remove_qp(self.qpn);
+        self.st.lock().state = qps::RESET;
+        self.timer.shutdown();
+        self.dev.free_qpn(self.qpn);
+    }
+
+    pub(crate) fn modify(&self, attr: &b::ib_qp_attr, mask: u32) -> Result {
+        use crate::kabi::verbs::modify_qp_is_ok;
+        let m = |bit: u32| mask & bit != 0;
+        let mut st = self.st.lock();
+        let cur = if m(b::ib_qp_attr_mask_IB_QP_CUR_STATE) {
+            attr.cur_qp_state
+        } else {
+            st.state
+        };
+        let new = if m(b::ib_qp_attr_mask_IB_QP_STATE) {
+            attr.qp_state
+        } else {
+            cur
+        };
+        if mask & !((1u32 << 21) - 1) != 0
+            || !modify_qp_is_ok(cur, new, b::ib_qp_type_IB_QPT_RC, mask)
+        {
+            return Err(EINVAL);
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_PORT) && attr.port_num != 1 {
+            return Err(EINVAL);
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS) {
+            if attr.qp_access_flags & !access::SUPPORTED != 0 {
+                return Err(EINVAL);
+            }
+            st.access = attr.qp_access_flags;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_PATH_MTU) {
+            let bytes = crate::proto::port::ib_mtu_bytes(attr.path_mtu).ok_or(EINVAL)?;
+            st.mtu = bytes;
+            st.mtu_enum = attr.path_mtu;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_TIMEOUT) {
+            if attr.timeout > 31 {
+                return Err(EINVAL);
+            }
+            st.timeout = attr.timeout;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_RETRY_CNT) {
+            st.retry_cnt = attr.retry_cnt & 7;
+            st.retries_left = st.retry_cnt;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_RNR_RETRY) {
+            st.rnr_retry = attr.rnr_retry & 7;
+            st.rnr_left = st.rnr_retry;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER) {
+            st.min_rnr_timer = attr.min_rnr_timer & 31;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC) {
+            if u32::from(attr.max_rd_atomic) > super::device::MAX_QP_RD_ATOM {
+                return Err(EINVAL);
+            }
+            st.max_rd_atomic = attr.max_rd_atomic;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC) {
+            if u32::from(attr.max_dest_rd_atomic) > super::device::MAX_QP_RD_ATOM {
+                return Err(EINVAL);
+            }
+            st.max_dest_rd_atomic = attr.max_dest_rd_atomic;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_DEST_QPN) {
+            st.dest_qpn = attr.dest_qp_num & 0xff_ffff;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
+            st.resp_psn = Psn::new(attr.rq_psn);
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
+            st.req_psn = Psn::new(attr.sq_psn);
+            st.comp_psn = st.req_psn;
+        }
+        if m(b::ib_qp_attr_mask_IB_QP_AV) {
+            let av = Av::from_attr(&attr.ah_attr).ok_or(EINVAL)?;
+            st.av = Some(av);
+        }
+        if new == qps::RTR || (new == qps::RTS && st.path.is_none()) {
+            let av = st.av.ok_or(EINVAL)?;
+            st.path = Some(Path::new(&self.dev, &av, self.qpn, st.dest_qpn)?);
+        }
+        if new != st.state {
+            match new {
+                qps::RESET => self.reset(&mut st),
+                qps::ERR => {
+                    st.state = qps::ERR;
+                    self.flush(&mut st);
+                }
+                _ => st.state = new,
+            }
+        }
+        if st.state == qps::RTS {
+            self.req_run(&mut st);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn query(&self, attr: &mut b::ib_qp_attr, init: &mut b::ib_qp_init_attr) {
+        let st = self.st.lock();
+        attr.qp_state = st.state;
+        attr.cur_qp_state = st.state;
+        attr.path_mtu = st.mtu_enum;
+        attr.qp_access_flags = st.access;
+        attr.dest_qp_num = st.dest_qpn;
+        attr.sq_psn = st.req_psn.get();
+        attr.rq_psn = st.resp_psn.get();
+        attr.timeout = st.timeout;
+        attr.retry_cnt = st.retry_cnt;
+        attr.rnr_retry = st.rnr_retry;
+        attr.min_rnr_timer = st.min_rnr_timer;
+        attr.max_rd_atomic = st.max_rd_atomic;
+        attr.max_dest_rd_atomic = st.max_dest_rd_atomic;
+        attr.port_num = 1;
+        let cap = || b::ib_qp_cap {
+            max_send_wr: self.sq.geom.capacity(),
+            max_recv_wr: self.rq.geom.capacity(),
+            max_send_sge: self.max_send_sge,
+            max_recv_sge: self.max_recv_sge,
+            max_inline_data: self.max_inline,
+            max_rdma_ctxs: 0,
+        };
+        attr.cap = cap();
+        init.cap = cap();
+        init.qp_type = b::ib_qp_type_IB_QPT_RC;
+        init.sq_sig_type = if self.sig_all {
+            b::ib_sig_type_IB_SIGNAL_ALL_WR
+        } else {
+            b::ib_sig_type_IB_SIGNAL_REQ_WR
+        };
+    }
+
+    /// The user rang the SQ doorbell.
+    pub(crate) fn doorbell(&self) -> Result {
+        let mut st = self.st.lock();
+        match st.state {
+            qps::RTS | qps::SQD => {
+                self.req_run(&mut st);
+                Ok(())
+            }
+            qps::ERR => {
+                self.flush(&mut st);
+                Ok(())
+            }
+            _ => Err(EINVAL),
+        }
+    }
+
+    fn reset(&self, st: &mut State) {
+        st.state = qps::RESET;
+        // Discard everything posted: userspace sees empty queues.
+        st.sq_cons = self.sq.producer();
+        st.sq_next = st.sq_cons;
+        self.sq.publish_consumer(st.sq_cons);
+        st.rq_cons = self.rq.producer();
+        self.rq.publish_consumer(st.rq_cons);
+        st.recv = None;
+        st.write = None;
+        st.rd_outstanding = 0;
+        st.rnr_wait = false;
+        st.nak_sent = false;
+        st.msn = 0;
+        st.path = None;
+    }
+
+    // ---------------------------------------------------------------- completions
+
+    fn complete_send(&self, st: &mut State, status: u32) {
+        let i = st.sq_cons;
+        let Some(s) = st.slots.get(i as usize).copied() else {
+            return;
+        };
+        if self.sig_all || s.flags & send_flags::SIGNALED != 0 || status != wc_status::SUCCESS {
+            let cqe = Cqe {
+                wr_id: s.wr_id,
+                status,
+                opcode: if status == wc_status::SUCCESS {
+                    wc_op_of(s.opcode)
+                } else {
+                    0
+                },
+                byte_len: if status == wc_status::SUCCESS {
+                    s.length
+                } else {
+                    0
+                },
+                qp_num: self.qpn,
+                ..Cqe::default()
+            };
+            if self.scq.post(&cqe, false).is_err() {
+                self.dev.stats.cq_overflow.inc();
+            }
+        }
+        if let Some(slot) = st.slots.get_mut(i as usize) {
+            *slot = Slot::default();
+        }
+        st.sq_cons = self.sq.geom.next(i);
+        if st.sq_next == i {
+            st.sq_next = st.sq_cons;
+        }
+        self.sq.publish_consumer(st.sq_cons);
+    }
+
+    /// Moves to ERR: completes the failing WQE with `status`, then flushes.
+    fn fail(&self, st: &mut State, status: u32) {
+        if st.sq_cons != self.sq.producer() {
+            self.complete_send(st, status);
+        }
+        st.state = qps::ERR;
+        self.flush(st);
+    }
+
+    /// ERR: every outstanding send and posted receive completes with WR_FLUSH_ERR.
+    fn flush(&self, st: &mut State) {
+        let prod = self.sq.producer();
+        while st.sq_cons != prod {
+            let i = st.sq_cons;
+            if let Some(s) = st.slots.get_mut(i as usize) {
+                if !s.started {
+                    // Never fetched: take the wr_id from the slot.
+                    let mut buf = [0u8; 8];
+                    if self.sq.read_slot(i, &mut buf).is_some() {
+                        s.wr_id = u64::from_le_bytes(buf);
+                    }
+                }
+            }
+            self.complete_send(st, wc_status::WR_FLUSH_ERR);
+        }
+        st.sq_next = st.sq_cons;
+        let rprod = self.rq.producer();
+        while st.rq_cons != rprod {
+            let mut buf = [0u8; 8];
+            let ok = self.rq.read_slot(st.rq_cons, &mut buf).is_some();
+            let wr_id = if ok { u64::from_le_bytes(buf) } else { 0 };
+            let cqe = Cqe {
+                wr_id,
+                status: wc_status::WR_FLUSH_ERR,
+                qp_num: self.qpn,
+                ..Cqe::default()
+            };
+            if self.rcq.post(&cqe, false).is_err() {
+                self.dev.stats.cq_overflow.inc();
+            }
+            st.rq_cons = self.rq.geom.next(st.rq_cons);
+            self.rq.publish_consumer(st.rq_cons);
+        }
+        st.recv = None;
+        st.write = None;
+    }
+
+    // ---------------------------------------------------------------- requester
+
+    fn decode_slot(&self, i: u32) -> core::result::Result<SendWqe, ()> {
+        let mut buf = [0u8; uapi::SEND_WQE_HDR + uapi::MAX_INLINE];
+        let s = self.sq.read_slot(i, &mut buf).ok_or(())?;
+        SendWqe::decode(s, self.max_send_sge as usize, self.max_inline as usize).map_err(|_| ())
+    }
+
+    /// Sends as much as the window allows.
+    fn req_run(&self, st: &mut State) {
+        if st.rnr_wait || st.state != qps::RTS {
+            return;
+        }
+        let mut sent_any = false;
+        loop {
+            if st.req_psn.diff(st.comp_psn) >= rc::MAX_UNACKED_PSNS as i32 {
+                self.dev.stats.window_full.inc();
+                break;
+            }
+            let i = st.sq_next;
+            if i == self.sq.producer() {
+                break;
+            }
+            let Ok(wqe) = self.decode_slot(i) else {
+                self.fail_at(st, i, wc_status::LOC_QP_OP_ERR);
+                break;
+            };
+            let Some(kind) = Kind::of_wr(wqe.opcode) else {
+                self.fail_at(st, i, wc_status::LOC_QP_OP_ERR);
+                break;
+            };
+            let slot = st.slots.get(i as usize).copied().unwrap_or_default();
+            if kind == Kind::Read {
+                if st.rd_outstanding >= u32::from(st.max_rd_atomic.max(1)) && !slot.started {
+                    break;
+                }
+            }
+            match self.send_next(st, i, &wqe, kind, slot) {
+                Ok(done) => {
+                    sent_any = true;
+                    if done {
+                        st.sq_next = self.sq.geom.next(i);
+                    }
+                }
+                Err(status) => {
+                    self.fail_at(st, i, status);
+                    break;
+                }
+            }
+        }
+        if sent_any {
+            let t = rc::ack_timeout_us(st.timeout);
+            if t != 0 {
+                self.timer.arm_us(t);
+            }
+        }
+    }
+
+    fn fail_at(&self, st: &mut State, _i: u32, status: u32) {
+        // Everything before the failing WQE completes first (RC completes in order):
+        // mark it and let the error reach it through `fail`.
+        self.dev.stats.local_errors.inc();
+        if let Some(s) = st.slots.get_mut(st.sq_next as usize) {
+            if !s.started {
+                let mut buf = [0u8; 8];
+                if self.sq.read_slot(st.sq_next, &mut buf).is_some() {
+                    s.wr_id = u64::from_le_bytes(buf);
+                }
+                s.flags = send_flags::SIGNALED;
+            }
+        }
+        // Complete the earlier, already transmitted WQEs as flushed only after this one
+        // fails; RC semantics: the QP goes to ERR and everything flushes.
+        while st.sq_cons != st.sq_next {
+            self.complete_send(st, wc_status::WR_FLUSH_ERR);
+        }
+        self.fail(st, status);
+    }
+
+    /// Transmits the next packet of WQE `i`; `Ok(true)` once the WQE is fully sent.
+    fn send_next(
+        &self,
+        st: &mut State,
+        i: u32,
+        wqe: &SendWqe,
+        kind: Kind,
+        mut slot: Slot,
+    ) -> core::result::Result<bool, u32> {
+        let mtu = st.mtu;
+        if !slot.started {
+            slot = Slot {
+                wr_id: wqe.wr_id,
+                opcode: wqe.opcode,
+                flags: wqe.flags,
+                length: wqe.length,
+                first_psn: st.req_psn,
+                last_psn: st.req_psn.add(rc::packets(wqe.length, mtu) - 1),
+                sent: 0,
+                started: true,
+                got: 0,
+            };
+        }
+        let psn = st.req_psn;
+        let dest = st.dest_qpn;
+        let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
+        if kind == Kind::Read {
+            // One request for everything not yet received.
+            let off = slot.got;
+            let reth = Reth {
+                va: wqe.remote_addr.wrapping_add(u64::from(off)),
+                rkey: wqe.rkey,
+                len: wqe.length - off,
+            };
+            let bth = Bth {
+                opcode: op::RC_READ_REQ,
+                pkey: 0xffff,
+                dqpn: dest,
+                ack_req: true,
+                psn,
+                ..Bth::default()
+            };
+            let ext = Ext {
+                reth: Some(reth),
+                ..Ext::default()
+            };
+            self.dev
+                .xmit(
+                    path,
+                    &TxPkt {
+                        bth,
+                        ext,
+                        payload: &[],
+                    },
+                )
+                .map_err(|_| wc_status::LOC_QP_OP_ERR)?;
+            if slot.got == 0 && !st.slots.get(i as usize).is_some_and(|s| s.started) {
+                st.rd_outstanding += 1;
+            }
+            st.req_psn = psn.add(rc::packets(reth.len, mtu));
+            st.noack = 0;
+            slot.sent = wqe.length;
+            if let Some(s) = st.slots.get_mut(i as usize) {
+                *s = slot;
+            }
+            return Ok(true);
+        }
+        let remaining = wqe.length - slot.sent.min(wqe.length);
+        let n = remaining.min(mtu);
+        let first = slot.sent == 0;
+        let last = n == remaining;
+        let opcode = rc::opcode(kind, first, last);
+        let mut payload = [0u8; 4096];
+        let data = payload
+            .get_mut(..n as usize)
+            .ok_or(wc_status::LOC_LEN_ERR)?;
+        self.gather(wqe, slot.sent, data)?;
+        st.noack += 1;
+        let ack_req = last || st.noack >= rc::MAX_PKT_PER_ACK;
+        if ack_req {
+            st.noack = 0;
+        }
+        let info = crate::proto::opcode::info(opcode).ok_or(wc_status::LOC_QP_OP_ERR)?;
+        let bth = Bth {
+            opcode,
+            se: last && wqe.flags & send_flags::SOLICITED != 0 && info.has(f::IMMDT | f::SEND),
+            pkey: 0xffff,
+            dqpn: dest,
+            ack_req,
+            psn,
+            pad: ((4 - (n % 4)) % 4) as u8,
+            ..Bth::default()
+        };
+        let ext = Ext {
+            reth: info.has(f::RETH).then_some(Reth {
+                va: wqe.remote_addr,
+                rkey: wqe.rkey,
+                len: wqe.length,
+            }),
+            imm: info.has(f::IMMDT).then_some(wqe.ex),
+            ieth: info.has(f::IETH).then_some(wqe.ex),
+            ..Ext::default()
+        };
+        self.dev
+            .xmit(
+                path,
+                &TxPkt {
+                    bth,
+                    ext,
+                    payload: data,
+                },
+            )
+            .map_err(|_| wc_status::LOC_QP_OP_ERR)?;
+        st.req_psn = psn.add(1);
+        slot.sent += n;
+        if let Some(s) = st.slots.get_mut(i as usize) {
+            *s = slot;
+        }
+        Ok(last)
+    }
+
+    /// Copies `out.len()` bytes of the WQE's payload starting at `off`.
+    fn gather(&self, wqe: &SendWqe, off: u32, out: &mut [u8]) -> core::result::Result<(), u32> {
+        match &wqe.payload {
+            uapi::Payload::Inline { data, len } => {
+                let src = data
+                    .get(off as usize..(off as usize + out.len()).min(*len))
+                    .ok_or(wc_status::LOC_LEN_ERR)?;
+                out.get_mut(..src.len())
+                    .ok_or(wc_status::LOC_LEN_ERR)?
+                    .copy_from_slice(src);
+                Ok(())
+            }
+            uapi::Payload::Sges { sge, num } => {
+                let mut skip = off;
+                let mut done = 0usize;
+                for s in sge.iter().take(*num) {
+                    if done == out.len() {
+                        break;
+                    }
+                    if skip >= s.length {
+                        skip -= s.length;
+                        continue;
+                    }
+                    let n = ((s.length - skip) as usize).min(out.len() - done);
+                    let mr = self
+                        .dev
+                        .lookup_mr(s.lkey, self.pd, 0)
+                        .ok_or(wc_status::LOC_PROT_ERR)?;
+                    let dst = out.get_mut(done..done + n).ok_or(wc_status::LOC_LEN_ERR)?;
+                    mr.read(s.addr.wrapping_add(u64::from(skip)), dst)
+                        .ok_or(wc_status::LOC_PROT_ERR)?;
+                    done += n;
+                    skip = 0;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies `data` into the scatter list `sge` at byte offset `off`.
+    fn scatter(&self, sge: &[uapi::Sge], off: u32, data: &mut [u8]) -> Option<()> {
+        let mut skip = off;
+        let mut done = 0usize;
+        for s in sge {
+            if done == data.len() {
+                break;
+            }
+            if skip >= s.length {
+                skip -= s.length;
+                continue;
+            }
+            let n = ((s.length - skip) as usize).min(data.len() - done);
+            let mr = self.dev.lookup_mr(s.lkey, self.pd, access::LOCAL_WRITE)?;
+            mr.write(
+                s.addr.wrapping_add(u64::from(skip)),
+                data.get_mut(done..done + n)?,
+            )?;
+            done += n;
+            skip = 0;
+        }
+        (done == data.len()).then_some(())
+    }
+
+    /// Go-back-N: resume transmission at `psn`.
+    fn rewind(&self, st: &mut State, psn: Psn) {
+        let prod = self.sq.producer();
+        let mut i = st.sq_cons;
+        let mut found = false;
+        while i != prod {
+            let Some(s) = st.slots.get_mut(i as usize) else {
+                break;
+            };
+            if !s.started {
+                break;
+            }
+            if !found && !psn.after(s.last_psn) {
+                found = true;
+                st.sq_next = i;
+                let done_pkts = psn.diff(s.first_psn).max(0) as u32;
+                if s.opcode == uapi::wr::RDMA_READ {
+                    s.sent = 0;
+                } else {
+                    s.sent = done_pkts.saturating_mul(st.mtu).min(s.length);
+                }
+            } else if found {
+                // Later WQEs are sent again from scratch (and take their READ credit again).
+                let rd = s.opcode == uapi::wr::RDMA_READ;
+                s.started = false;
+                s.sent = 0;
+                s.got = 0;
+                if rd {
+                    st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
+                }
+            }
+            i = self.sq.geom.next(i);
+        }
+        if found {
+            st.req_psn = psn;
+        }
+    }
+
+    // ---------------------------------------------------------------- completer
+
+    /// An ACK, NAK or READ response arrived.
+    pub(crate) fn on_response(&self, pkt: &Packet<'_>) {
+        let mut st = self.st.lock();
+        if st.state != qps::RTS && st.state != qps::SQD {
+            self.dev.stats.drop_state.inc();
+            return;
+        }
+        let psn = pkt.bth.psn;
+        if pkt.info.has(f::AETH) {
+            if let Some(aeth) = pkt.aeth() {
+                match aeth.syndrome {
+                    Syndrome::Ack(_) => {}
+                    Syndrome::Rnr(code) => {
+                        self.dev.stats.rnr_nak_rcvd.inc();
+                        if st.rnr_left == 0 {
+                            self.fail(&mut st, wc_status::RNR_RETRY_EXC_ERR);
+                            return;
+                        }
+                        if st.rnr_retry != 7 {
+                            st.rnr_left -= 1;
+                        }
+                        self.ack_upto(&mut st, psn, false);
+                        self.rewind(&mut st, psn);
+                        st.rnr_wait = true;
+                        self.timer.arm_us(rc::rnr_timer_us(code));
+                        return;
+                    }
+                    Syndrome::Nak(NakCode::PsnSeqErr) => {
+                        self.dev.stats.seq_nak_rcvd.inc();
+                        self.ack_upto(&mut st, psn, false);
+                        self.rewind(&mut st, psn);
+                        self.dev.stats.retransmits.inc();
+                        self.req_run(&mut st);
+                        return;
+                    }
+                    Syndrome::Nak(code) => {
+                        let status = match code {
+                            NakCode::InvalidRequest => wc_status::REM_INV_REQ_ERR,
+                            NakCode::RemoteAccessErr => wc_status::REM_ACCESS_ERR,
+                            _ => wc_status::REM_OP_ERR,
+                        };
+                        self.ack_upto(&mut st, psn, false);
+                        self.fail(&mut st, status);
+                        return;
+                    }
+                    Syndrome::Reserved(_) => {
+                        self.dev.stats.drop_malformed.inc();
+                        return;
+                    }
+                }
+            }
+        }
+        if pkt.info.opcode == op::RC_ACK {
+            self.ack_upto(&mut st, psn, true);
+        } else if pkt.info.has(f::PAYLOAD) {
+            self.read_response(&mut st, pkt);
+        }
+        st.retries_left = st.retry_cnt;
+        st.rnr_left = st.rnr_retry;
+        self.req_run(&mut st);
+    }
+
+    /// Completes every SEND/WRITE whose last PSN is covered (inclusive if `incl`).
+    fn ack_upto(&self, st: &mut State, psn: Psn, incl: bool) {
+        loop {
+            let i = st.sq_cons;
+            if i == st.sq_next && !st.slots.get(i as usize).is_some_and(|s| s.started) {
+                break;
+            }
+            let Some(s) = st.slots.get(i as usize).copied() else {
+                break;
+            };
+            if !s.started || s.sent < s.length && s.opcode != uapi::wr::RDMA_READ {
+                break;
+            }
+            let covered = if incl {
+                !s.last_psn.after(psn)
+            } else {
+                s.last_psn.before(psn)
+            };
+            if !covered || s.opcode == uapi::wr::RDMA_READ {
+                break;
+            }
+            self.complete_send(st, wc_status::SUCCESS);
+        }
+        let next = if incl { psn.add(1) } else { psn };
+        if next.after(st.comp_psn) && !next.after(st.req_psn) {
+            st.comp_psn = next;
+        }
+    }
+
+    fn read_response(&self, st: &mut State, pkt: &Packet<'_>) {
+        let i = st.sq_cons;
+        let Some(s) = st.slots.get(i as usize).copied() else {
+            return;
+        };
+        let psn = pkt.bth.psn;
+        if !s.started || s.opcode != uapi::wr::RDMA_READ || psn != st.comp_psn {
+            self.dev.stats.dup_or_ooo_resp.inc();
+            return;
+        }
+        let off = psn.diff(s.first_psn).max(0) as u32 * st.mtu;
+        let Ok(wqe) = self.decode_slot(i) else {
+            self.fail(st, wc_status::LOC_QP_OP_ERR);
+            return;
+        };
+        let uapi::Payload::Sges { sge, num } = wqe.payload else {
+            self.fail(st, wc_status::LOC_QP_OP_ERR);
+            return;
+        };
+        let mut buf = [0u8; 4096];
+        let Some(data) = buf.get_mut(..pkt.payload.len()) else {
+            return;
+        };
+        data.copy_from_slice(pkt.payload);
+        if off.saturating_add(data.len() as u32) > s.length
+            || self
+                .scatter(sge.get(..num).unwrap_or(&[]), off, data)
+                .is_none()
+        {
+            self.fail(st, wc_status::LOC_PROT_ERR);
+            return;
+        }
+        let got = off + data.len() as u32;
+        if let Some(sl) = st.slots.get_mut(i as usize) {
+            sl.got = got;
+        }
+        st.comp_psn = psn.add(1);
+        let last = matches!(
+            pkt.info.opcode,
+            op::RC_READ_RESP_LAST | op::RC_READ_RESP_ONLY
+        );
+        if last && got >= s.length {
+            st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
+            self.complete_send(st, wc_status::SUCCESS);
+        }
+    }
+
+    // ---------------------------------------------------------------- responder
+
+    /// A request arrived.
+    pub(crate) fn on_request(&self, pkt: &Packet<'_>) {
+        let mut st = self.st.lock();
+        if st.state < qps::RTR || st.state == qps::ERR {
+            self.dev.stats.drop_state.inc();
+            return;
+        }
+        let psn = pkt.bth.psn;
+        let d = psn.diff(st.resp_psn);
+        if d > 0 {
+            self.dev.stats.out_of_seq.inc();
+            if !st.nak_sent {
+                st.nak_sent = true;
+                let e = st.resp_psn;
+                self.send_ack(&st, e, Syndrome::Nak(NakCode::PsnSeqErr));
+            }
+            return;
+        }
+        if d < 0 {
+            self.dev.stats.duplicates.inc();
+            if pkt.info.has(f::READ) {
+                // READs are idempotent: answer again from memory.
+                let _ = self.read_request(&mut st, pkt, false);
+            } else {
+                let p = st.resp_psn.sub(1);
+                self.send_ack(&st, p, Syndrome::Ack(0x1f));
+            }
+            return;
+        }
+        st.nak_sent = false;
+        let r = if pkt.info.has(f::SEND) {
+            self.recv_send(&mut st, pkt)
+        } else if pkt.info.has(f::WRITE) {
+            self.recv_write(&mut st, pkt)
+        } else if pkt.info.has(f::READ) {
+            self.read_request(&mut st, pkt, true).map(|()| false)
+        } else {
+            Err(Syndrome::Nak(NakCode::InvalidRequest))
+        };
+        match r {
+            Ok(ack) => {
+                if !pkt.info.has(f::READ) {
+                    st.resp_psn = psn.add(1);
+                    if pkt.info.has(f::LAST) {
+                        st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
+                    }
+                    if ack || pkt.bth.ack_req {
+                        self.send_ack(&st, psn, Syndrome::Ack(0x1f));
+                    }
+                }
+            }
+            Err(Syndrome::Rnr(_)) => {
+                self.dev.stats.rnr_nak_sent.inc();
+                let t = st.min_rnr_timer;
+                self.send_ack(&st, psn, Syndrome::Rnr(t));
+            }
+            Err(syn) => {
+                self.dev.stats.nak_sent.inc();
+                self.send_ack(&st, psn, syn);
+                st.state = qps::ERR;
+                self.flush(&mut st);
+            }
+        }
+    }
+
+    fn send_ack(&self, st: &State, psn: Psn, syndrome: Syndrome) {
+        let Some(path) = st.path.as_ref() else {
+            return;
+        };
+        let bth = Bth {
+            opcode: op::RC_ACK,
+            pkey: 0xffff,
+            dqpn: st.dest_qpn,
+            psn,
+            ..Bth::default()
+        };
+        let ext = Ext {
+            aeth: Some(Aeth {
+                syndrome,
+                msn: st.msn,
+            }),
+            ..Ext::default()
+        };
+        let _ = self.dev.xmit(
+            path,
+            &TxPkt {
+                bth,
+                ext,
+                payload: &[],
+            },
+        );
+    }
+
+    fn take_recv_wqe(&self, st: &mut State) -> core::result::Result<RecvWqe, Syndrome> {
+        if st.rq_cons == self.rq.producer() {
+            return Err(Syndrome::Rnr(0));
+        }
+        let mut buf = [0u8; uapi::RECV_WQE_HDR + uapi::MAX_SGE * uapi::SGE_LEN];
+        let s = self
+            .rq
+            .read_slot(st.rq_cons, &mut buf)
+            .ok_or(Syndrome::Nak(NakCode::RemoteOpErr))?;
+        RecvWqe::decode(s, self.max_recv_sge as usize)
+            .map_err(|_| Syndrome::Nak(NakCode::RemoteOpErr))
+    }
+
+    fn complete_recv(&self, st: &mut State, cqe: Cqe, solicited: bool) {
+        st.rq_cons = self.rq.geom.next(st.rq_cons);
+        self.rq.publish_consumer(st.rq_cons);
+        if self.rcq.post(&cqe, solicited).is_err() {
+            self.dev.stats.cq_overflow.inc();
+        }
+    }
+
+    fn recv_send(&self, st: &mut State, pkt: &Packet<'_>) -> core::result::Result<bool, Syndrome> {
+        if pkt.info.has(f::FIRST) {
+            let wqe = self.take_recv_wqe(st)?;
+            st.recv = Some(RecvCtx { wqe, offset: 0 });
+        }
+        let Some(ctx) = st.recv.as_mut() else {
+            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+        };
+        let mut buf = [0u8; 4096];
+        let data = buf
+            .get_mut(..pkt.payload.len())
+            .ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
+        data.copy_from_slice(pkt.payload);
+        let (wqe, off) = (ctx.wqe, ctx.offset);
+        if off.saturating_add(data.len() as u32) > wqe.length
+            || self
+                .scatter(wqe.sge.get(..wqe.num).unwrap_or(&[]), off, data)
+                .is_none()
+        {
+            let cqe = Cqe {
+                wr_id: wqe.wr_id,
+                status: wc_status::LOC_LEN_ERR,
+                qp_num: self.qpn,
+                ..Cqe::default()
+            };
+            st.recv = None;
+            self.complete_recv(st, cqe, false);
+            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+        }
+        if let Some(c) = st.recv.as_mut() {
+            c.offset = off + data.len() as u32;
+        }
+        if pkt.info.has(f::LAST) {
+            let total = off + data.len() as u32;
+            let mut cqe = Cqe {
+                wr_id: wqe.wr_id,
+                status: wc_status::SUCCESS,
+                opcode: wc_opcode::RECV,
+                byte_len: total,
+                qp_num: self.qpn,
+                wc_flags: wc_flags::GRH,
+                port_num: 1,
+                ..Cqe::default()
+            };
+            if let Some(imm) = pkt.imm() {
+                // Immediate data travels big-endian and is handed to userspace unchanged.
+                cqe.ex = u32::from_ne_bytes(imm.to_be_bytes());
+                cqe.wc_flags |= wc_flags::WITH_IMM;
+            }
+            if let Some(rkey) = pkt.ieth() {
+                cqe.ex = rkey;
+                cqe.wc_flags |= wc_flags::WITH_INV;
+            }
+            st.recv = None;
+            self.complete_recv(st, cqe, pkt.bth.se);
+        }
+        Ok(false)
+    }
+
+    fn recv_write(&self, st: &mut State, pkt: &Packet<'_>) -> core::result::Result<bool, Syndrome> {
+        let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
+        if pkt.info.has(f::FIRST) {
+            let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
+            if st.access & access::REMOTE_WRITE == 0 {
+                return Err(acc);
+            }
+            let mr = if reth.len == 0 {
+                None
+            } else {
+                let mr = self
+                    .dev
+                    .lookup_mr(reth.rkey, self.pd, access::REMOTE_WRITE)
+                    .ok_or(acc)?;
+                if !mr.covers(reth.va, u64::from(reth.len)) {
+                    return Err(acc);
+                }
+                Some(mr)
+            };
+            st.write = Some(WriteCtx {
+                mr,
+                va: reth.va,
+                resid: reth.len,
+                len: reth.len,
+            });
+        }
+        let Some(w) = st.write.as_mut() else {
+            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+        };
+        let n = pkt.payload.len() as u32;
+        if n > w.resid {
+            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+        }
+        if n > 0 {
+            let mut buf = [0u8; 4096];
+            let data = buf.get_mut(..n as usize).ok_or(acc)?;
+            data.copy_from_slice(pkt.payload);
+            w.mr.as_ref().ok_or(acc)?.write(w.va, data).ok_or(acc)?;
+        }
+        w.va = w.va.wrapping_add(u64::from(n));
+        w.resid -= n;
+        let len = w.len;
+        if pkt.info.has(f::LAST) {
+            st.write = None;
+            if let Some(imm) = pkt.imm() {
+                let wqe = self.take_recv_wqe(st)?;
+                let cqe = Cqe {
+                    wr_id: wqe.wr_id,
+                    status: wc_status::SUCCESS,
+                    opcode: wc_opcode::RECV_RDMA_WITH_IMM,
+                    byte_len: len,
+                    ex: u32::from_ne_bytes(imm.to_be_bytes()),
+                    qp_num: self.qpn,
+                    wc_flags: wc_flags::GRH | wc_flags::WITH_IMM,
+                    port_num: 1,
+                    ..Cqe::default()
+                };
+                self.complete_recv(st, cqe, pkt.bth.se);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Answers a READ request (`fresh`: not a duplicate).
+    fn read_request(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+        fresh: bool,
+    ) -> core::result::Result<(), Syndrome> {
+        let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
+        let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
+        if st.access & access::REMOTE_READ == 0 {
+            return Err(acc);
+        }
+        let mr = if reth.len == 0 {
+            None
+        } else {
+            let mr = self
+                .dev
+                .lookup_mr(reth.rkey, self.pd, access::REMOTE_READ)
+                .ok_or(acc)?;
+            if !mr.covers(reth.va, u64::from(reth.len)) {
+                return Err(acc);
+            }
+            Some(mr)
+        };
+        let mtu = st.mtu;
+        let n = rc::packets(reth.len, mtu);
+        if fresh {
+            st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
+        }
+        let Some(path) = st.path.as_ref() else {
+            return Ok(());
+        };
+        let mut buf = [0u8; 4096];
+        for k in 0..n {
+            let off = k * mtu;
+            let len = (reth.len - off.min(reth.len)).min(mtu);
+            let data = buf.get_mut(..len as usize).ok_or(acc)?;
+            if len > 0 {
+                mr.as_ref()
+                    .ok_or(acc)?
+                    .read(reth.va.wrapping_add(u64::from(off)), data)
+                    .ok_or(acc)?;
+            }
+            let opcode = rc::read_resp_opcode(k, n);
+            let info = crate::proto::opcode::info(opcode).ok_or(acc)?;
+            let bth = Bth {
+                opcode,
+                pkey: 0xffff,
+                dqpn: st.dest_qpn,
+                psn: pkt.bth.psn.add(k),
+                pad: ((4 - (len % 4)) % 4) as u8,
+                ..Bth::default()
+            };
+            let ext = Ext {
+                aeth: info.has(f::AETH).then_some(Aeth {
+                    syndrome: Syndrome::Ack(0x1f),
+                    msn: st.msn,
+                }),
+                ..Ext::default()
+            };
+            let _ = self.dev.xmit(
+                path,
+                &TxPkt {
+                    bth,
+                    ext,
+                    payload: data,
+                },
+            );
+        }
+        if fresh {
+            st.resp_psn = pkt.bth.psn.add(n);
+        }
+        Ok(())
+    }
+}
+
+impl TimerHandler for Qp {
+    fn timer_fired(&self) {
+        let mut st = self.st.lock();
+        if st.state != qps::RTS {
+            return;
+        }
+        if st.rnr_wait {
+            st.rnr_wait = false;
+            self.req_run(&mut st);
+            return;
+        }
+        if st.req_psn == st.comp_psn {
+            return;
+        }
+        self.dev.stats.timeouts.inc();
+        if st.retries_left == 0 {
+            self.fail(&mut st, wc_status::RETRY_EXC_ERR);
+            return;
+        }
+        if st.retry_cnt != 7 {
+            st.retries_left -= 1;
+        }
+        let p = st.comp_psn;
+        self.rewind(&mut st, p);
+        self.dev.stats.retransmits.inc();
+        self.req_run(&mut st);
+    }
+}

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Protection domains, memory regions and completion queues.
+
+use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
+use crate::kabi::mem::{Umem, UserBuf};
+use crate::kabi::verbs::{CqHandle, Mmap, Udata};
+use crate::proto::uapi::{Cqe, RingGeom, CONSUMER_OFF, CQE_SLOT, PRODUCER_OFF};
+use core::sync::atomic::{AtomicUsize, Ordering};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// IB access flags rrxe understands.
+pub(crate) mod access {
+    pub(crate) const LOCAL_WRITE: i32 = 1;
+    pub(crate) const REMOTE_WRITE: i32 = 2;
+    pub(crate) const REMOTE_READ: i32 = 4;
+    pub(crate) const REMOTE_ATOMIC: i32 = 8;
+    /// Bits 20..29: optional flags a provider may ignore (relaxed ordering and friends).
+    pub(crate) const OPTIONAL: i32 = 0x3ff0_0000;
+    pub(crate) const SUPPORTED: i32 =
+        LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | OPTIONAL;
+}
+
+static NEXT_PD: AtomicUsize = AtomicUsize::new(1);
+
+/// A protection domain: an identity that MRs and QPs are matched by.
+pub(crate) struct Pd {
+    pub(crate) id: usize,
+}
+
+impl Pd {
+    pub(crate) fn new() -> Result<Arc<Pd>> {
+        Ok(Arc::new(
+            Pd {
+                id: NEXT_PD.fetch_add(1, Ordering::Relaxed),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+}
+
+/// A registered user memory region.
+pub(crate) struct Mr {
+    pub(crate) key: u32,
+    pub(crate) pd: usize,
+    pub(crate) access: i32,
+    pub(crate) iova: u64,
+    pub(crate) len: u64,
+    first_off: usize,
+    umem: Umem,
+}
+
+impl Mr {
+    pub(crate) fn new(
+        key: u32,
+        pd: usize,
+        access: i32,
+        start: u64,
+        len: u64,
+        iova: u64,
+        umem: Umem,
+    ) -> Result<Arc<Mr>> {
+        let page = kernel::page::PAGE_SIZE as u64;
+        Ok(Arc::new(
+            Mr {
+                key,
+                pd,
+                access,
+                iova,
+                len,
+                first_off: (start % page) as usize,
+                umem,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// Byte offset in the pinned pages of `[va, va + n)`, if the range lies in the MR.
+    fn offset(&self, va: u64, n: usize) -> Option<usize> {
+        let rel = va.checked_sub(self.iova)?;
+        let end = rel.checked_add(n as u64)?;
+        if end > self.len {
+            return None;
+        }
+        usize::try_from(rel).ok()?.checked_add(self.first_off)
+    }
+
+    /// Copies `buf` into the MR at `va`.
+    pub(crate) fn write(&self, va: u64, buf: &mut [u8]) -> Option<()> {
+        let off = self.offset(va, buf.len())?;
+        self.umem.copy(off, buf, true)
+    }
+
+    /// Copies from the MR at `va` into `buf`.
+    pub(crate) fn read(&self, va: u64, buf: &mut [u8]) -> Option<()> {
+        let off = self.offset(va, buf.len())?;
+        self.umem.copy(off, buf, false)
+    }
+
+    /// Whether `[va, va + n)` lies in the MR.
+    pub(crate) fn covers(&self, va: u64, n: u64) -> bool {
+        usize::try_from(n)
+            .ok()
+            .and_then(|n| self.offset(va, n))
+            .is_some()
+    }
+
+    pub(crate) fn pages(&self) -> usize {
+        self.umem.num_pages()
+    }
+}
+
+/// IB CQ notification flags.
+const CQ_SOLICITED: u32 = 1;
+const CQ_NEXT_COMP: u32 = 2;
+const CQ_SOLICITED_MASK: u32 = 3;
+const CQ_REPORT_MISSED_EVENTS: u32 = 4;
+
+struct CqState {
+    producer: u32,
+    notify: u32,
+    dead: bool,
+}
+
+/// A completion queue backed by a ring mapped into the owning process.
+#[pin_data]
+pub(crate) struct Cq {
+    ring: Arc<UserBuf>,
+    geom: RingGeom,
+    handle: CqHandle,
+    _mmap: Mmap,
+    #[pin]
+    st: SpinLockBh<CqState>,
+}
+
+impl Cq {
+    pub(crate) fn new(
+        cqe: u32,
+        max_cqe: u32,
+        handle: CqHandle,
+        udata: &Udata,
+    ) -> Result<(Arc<Cq>, u32)> {
+        let geom = RingGeom::new(cqe, CQE_SLOT, max_cqe).ok_or(EINVAL)?;
+        if udata.out_len() < 16 {
+            return Err(EINVAL);
+        }
+        let ring = Arc::new(UserBuf::new(geom.bytes())?, GFP_KERNEL)?;
+        ring.write(0, &geom.log2_slot.to_le_bytes()).ok_or(EINVAL)?;
+        ring.write(4, &geom.mask.to_le_bytes()).ok_or(EINVAL)?;
+        let (mmap, off) = Mmap::insert(udata.ucontext(), ring.clone())?;
+        let size = u32::try_from(ring.len().next_multiple_of(kernel::page::PAGE_SIZE))
+            .map_err(|_| EINVAL)?;
+        let mut mi = [0u8; 16];
+        mi[0..8].copy_from_slice(&off.to_le_bytes());
+        mi[8..12].copy_from_slice(&size.to_le_bytes());
+        udata.respond(&mi)?;
+        let cap = geom.capacity();
+        let cq = Arc::pin_init(
+            try_pin_init!(Cq {
+                ring,
+                geom,
+                handle,
+                _mmap: mmap,
+                st <- new_spinlock_bh!(CqState { producer: 0, notify: 0, dead: false }),
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok((cq, cap))
+    }
+
+    /// Posts a completion. `Err` if the CQ is full (the consumer gets a CQ error event).
+    pub(crate) fn post(&self, cqe: &Cqe, solicited: bool) -> Result {
+        let mut st = self.st.lock();
+        if st.dead {
+            return Err(EINVAL);
+        }
+        let cons = self.ring.load_acquire(CONSUMER_OFF) & self.geom.mask;
+        if self.geom.full(st.producer, cons) {
+            self.handle.overrun();
+            return Err(ENOSPC);
+        }
+        self.ring
+            .write(self.geom.slot_off(st.producer), &cqe.encode())
+            .ok_or(EINVAL)?;
+        st.producer = self.geom.next(st.producer);
+        self.ring.store_release(PRODUCER_OFF, st.producer);
+        if st.notify & CQ_NEXT_COMP != 0 || (st.notify & CQ_SOLICITED != 0 && solicited) {
+            st.notify = 0;
+            self.handle.notify();
+        }
+        Ok(())
+    }
+
+    pub(crate) fn arm(&self, flags: u32) -> i32 {
+        let mut st = self.st.lock();
+        st.notify |= flags & CQ_SOLICITED_MASK;
+        let cons = self.ring.load_acquire(CONSUMER_OFF) & self.geom.mask;
+        i32::from(flags & CQ_REPORT_MISSED_EVENTS != 0 && self.geom.count(st.producer, cons) != 0)
+    }
+
+    pub(crate) fn kill(&self) {
+        self.st.lock().dead = true;
+    }
+}

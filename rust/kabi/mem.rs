@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Memory shared with userspace: pinned user memory (`ib_umem`) behind an MR, and
+//! vmalloc'ed rings mapped into the process. Userspace may write either at any time, so
+//! rrxe never forms Rust references to it: bytes move with `memcpy` and the ring indices
+//! with acquire/release accesses.
+
+use crate::sys as b;
+use core::ptr::NonNull;
+use kernel::prelude::*;
+
+/// Pinned user pages of a memory region.
+pub(crate) struct Umem {
+    umem: NonNull<b::ib_umem>,
+    /// Kernel addresses of the pinned pages, in order.
+    pages: KVec<usize>,
+}
+
+// SAFETY: the umem and its pages stay pinned until drop; addresses are plain integers.
+unsafe impl Send for Umem {}
+// SAFETY: shared access only reads the page table built at creation.
+unsafe impl Sync for Umem {}
+
+impl Umem {
+    /// Pins `[start, start + len)` of the calling process (may sleep).
+    pub(crate) fn get(ib: *mut b::ib_device, start: u64, len: u64, access: i32) -> Result<Umem> {
+        // SAFETY: `ib` is our live device; the call pins user memory of the current task.
+        let u = unsafe { b::rrxe_umem_get(ib, start, len, access) };
+        kernel::error::from_err_ptr(u)?;
+        let umem = NonNull::new(u).ok_or(EFAULT)?;
+        // SAFETY: `umem` is valid until released.
+        let n = unsafe { b::rrxe_umem_num_pages(umem.as_ptr()) };
+        let mut raw: KVec<*mut b::page> = KVec::with_capacity(n, GFP_KERNEL).map_err(|e| {
+            // SAFETY: not handed out yet.
+            unsafe { b::ib_umem_release(umem.as_ptr()) };
+            e
+        })?;
+        for _ in 0..n {
+            let _ = raw.push(core::ptr::null_mut(), GFP_KERNEL);
+        }
+        // SAFETY: `raw` has room for `n` page pointers.
+        let got = unsafe { b::rrxe_umem_pages(umem.as_ptr(), raw.as_mut_ptr(), n) };
+        let mut pages = KVec::with_capacity(got, GFP_KERNEL)?;
+        for p in raw.iter().take(got) {
+            // SAFETY: a pinned lowmem page has a permanent kernel mapping (no HIGHMEM on
+            // the 64-bit targets rrxe supports).
+            let _ = pages.push(unsafe { b::rrxe_page_address(*p) } as usize, GFP_KERNEL);
+        }
+        Ok(Umem { umem, pages })
+    }
+
+    /// Number of pages.
+    pub(crate) fn num_pages(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Kernel address of page `i`.
+    fn page(&self, i: usize) -> Option<usize> {
+        self.pages.get(i).copied()
+    }
+
+    /// Copies between `buf` and the region at byte offset `off` (from the start of the
+    /// first page). `to_mem` chooses the direction. `None` if out of range.
+    pub(crate) fn copy(&self, off: usize, buf: &mut [u8], to_mem: bool) -> Option<()> {
+        let page = kernel::page::PAGE_SIZE;
+        let mut done = 0usize;
+        while done < buf.len() {
+            let pos = off.checked_add(done)?;
+            let addr = self.page(pos / page)?;
+            let in_page = pos % page;
+            let n = (page - in_page).min(buf.len() - done);
+            let chunk = buf.get_mut(done..done + n)?;
+            let mem = (addr + in_page) as *mut u8;
+            // SAFETY: `mem..mem+n` lies inside one pinned page; `chunk` is our buffer. The
+            // copy goes through C `memcpy` because userspace may write the page concurrently.
+            unsafe {
+                if to_mem {
+                    b::rrxe_memcpy(mem.cast(), chunk.as_ptr().cast(), n);
+                } else {
+                    b::rrxe_memcpy(chunk.as_mut_ptr().cast(), mem.cast(), n);
+                }
+            }
+            done += n;
+        }
+        Some(())
+    }
+
+    /// Runs an 8-byte atomic on the region at byte offset `off` (8-byte aligned).
+    pub(crate) fn atomic(&self, off: usize, f: AtomicOp) -> Option<u64> {
+        let page = kernel::page::PAGE_SIZE;
+        if off % 8 != 0 {
+            return None;
+        }
+        let addr = (self.page(off / page)? + off % page) as *mut u64;
+        // SAFETY: an aligned u64 inside one pinned page; the C helpers use atomic
+        // instructions, which is what the IB atomic semantics require.
+        Some(unsafe {
+            match f {
+                AtomicOp::CmpSwap { compare, swap } => {
+                    b::rrxe_atomic_cmpxchg64(addr, compare, swap)
+                }
+                AtomicOp::FetchAdd(v) => b::rrxe_atomic_fetch_add64(addr, v),
+            }
+        })
+    }
+}
+
+/// An 8-byte remote atomic.
+#[derive(Clone, Copy)]
+pub(crate) enum AtomicOp {
+    /// Compare and swap.
+    CmpSwap {
+        /// Expected value.
+        compare: u64,
+        /// New value.
+        swap: u64,
+    },
+    /// Fetch and add.
+    FetchAdd(u64),
+}
+
+impl Drop for Umem {
+    fn drop(&mut self) {
+        // SAFETY: obtained from `ib_umem_get`; released once (may sleep: MRs are destroyed in
+        // process context).
+        unsafe { b::ib_umem_release(self.umem.as_ptr()) }
+    }
+}
+
+/// A zeroed, page-aligned vmalloc buffer that userspace maps (a queue ring).
+pub(crate) struct UserBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the buffer is plain memory accessed only through the volatile/atomic helpers.
+unsafe impl Send for UserBuf {}
+// SAFETY: as above.
+unsafe impl Sync for UserBuf {}
+
+impl UserBuf {
+    /// Allocates `len` zeroed bytes (rounded up to pages by vmalloc).
+    pub(crate) fn new(len: usize) -> Result<UserBuf> {
+        // SAFETY: plain allocation; NULL on failure.
+        let p = unsafe { b::rrxe_vmalloc_user(len) };
+        Ok(UserBuf {
+            ptr: NonNull::new(p.cast()).ok_or(ENOMEM)?,
+            len,
+        })
+    }
+
+    /// Length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    fn at(&self, off: usize, n: usize) -> Option<*mut u8> {
+        (off.checked_add(n)? <= self.len).then(|| self.ptr.as_ptr().wrapping_add(off))
+    }
+
+    /// Acquire-load of the 32-bit word at `off` (4-byte aligned).
+    pub(crate) fn load_acquire(&self, off: usize) -> u32 {
+        match self.at(off, 4) {
+            // SAFETY: in bounds and 4-byte aligned (header offsets are constants).
+            Some(p) if off % 4 == 0 => unsafe { b::rrxe_load_acquire32(p.cast()) },
+            _ => 0,
+        }
+    }
+
+    /// Release-store of the 32-bit word at `off`.
+    pub(crate) fn store_release(&self, off: usize, v: u32) {
+        if let Some(p) = self.at(off, 4) {
+            if off % 4 == 0 {
+                // SAFETY: in bounds and aligned.
+                unsafe { b::rrxe_store_release32(p.cast(), v) }
+            }
+        }
+    }
+
+    /// Copies `dst.len()` bytes out of the buffer at `off`.
+    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Option<()> {
+        let p = self.at(off, dst.len())?;
+        // SAFETY: in bounds; C memcpy because userspace writes concurrently.
+        unsafe { b::rrxe_memcpy(dst.as_mut_ptr().cast(), p.cast(), dst.len()) };
+        Some(())
+    }
+
+    /// Copies `src` into the buffer at `off`.
+    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Option<()> {
+        let p = self.at(off, src.len())?;
+        // SAFETY: in bounds.
+        unsafe { b::rrxe_memcpy(p.cast(), src.as_ptr().cast(), src.len()) };
+        Some(())
+    }
+
+    /// Maps the buffer into `vma` (from the uverbs mmap handler).
+    pub(crate) fn remap(&self, vma: *mut b::vm_area_struct) -> Result {
+        // SAFETY: `vma` is the VMA under construction handed to `mmap`; the buffer came
+        // from vmalloc_user, which remap_vmalloc_range requires.
+        kernel::error::to_result(unsafe { b::rrxe_remap_vmalloc(vma, self.ptr.as_ptr().cast()) })
+    }
+}
+
+impl Drop for UserBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated with vmalloc_user; pages still mapped by a process keep their
+        // own references (inserted by remap_vmalloc_range).
+        unsafe { b::rrxe_vfree(self.ptr.as_ptr().cast()) }
+    }
+}

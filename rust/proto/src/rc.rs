@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Reliable-connected transport rules shared by the requester, responder and completer:
+//! opcode sequencing, PSN spans, the acknowledge-request policy and timer encodings.
+
+use super::opcode::op;
+use super::uapi::wr;
+
+/// Most PSNs the requester keeps unacknowledged.
+pub const MAX_UNACKED_PSNS: u32 = 128;
+/// The requester asks for an ACK at least every this many packets.
+pub const MAX_PKT_PER_ACK: u32 = 64;
+
+/// Kind of message a send WQE produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// SEND (with immediate if `imm`, with invalidate if `inv`).
+    Send {
+        /// Carries immediate data.
+        imm: bool,
+        /// Carries an invalidate rkey.
+        inv: bool,
+    },
+    /// RDMA WRITE (with immediate if `imm`).
+    Write {
+        /// Carries immediate data.
+        imm: bool,
+    },
+    /// RDMA READ.
+    Read,
+}
+
+impl Kind {
+    /// The message kind of a work-request opcode, if rrxe's RC requester implements it.
+    pub const fn of_wr(opcode: u32) -> Option<Kind> {
+        Some(match opcode {
+            wr::SEND => Kind::Send {
+                imm: false,
+                inv: false,
+            },
+            wr::SEND_WITH_IMM => Kind::Send {
+                imm: true,
+                inv: false,
+            },
+            wr::SEND_WITH_INV => Kind::Send {
+                imm: false,
+                inv: true,
+            },
+            wr::RDMA_WRITE => Kind::Write { imm: false },
+            wr::RDMA_WRITE_WITH_IMM => Kind::Write { imm: true },
+            wr::RDMA_READ => Kind::Read,
+            _ => return None,
+        })
+    }
+}
+
+/// The opcode of the packet carrying bytes `[sent, sent + this)` of a `total`-byte message.
+pub const fn opcode(kind: Kind, first: bool, last: bool) -> u8 {
+    match kind {
+        Kind::Send { imm, inv } => match (first, last) {
+            (true, true) if inv => op::RC_SEND_ONLY_INV,
+            (true, true) if imm => op::RC_SEND_ONLY_IMM,
+            (true, true) => op::RC_SEND_ONLY,
+            (true, false) => op::RC_SEND_FIRST,
+            (false, false) => op::RC_SEND_MIDDLE,
+            (false, true) if inv => op::RC_SEND_LAST_INV,
+            (false, true) if imm => op::RC_SEND_LAST_IMM,
+            (false, true) => op::RC_SEND_LAST,
+        },
+        Kind::Write { imm } => match (first, last) {
+            (true, true) if imm => op::RC_WRITE_ONLY_IMM,
+            (true, true) => op::RC_WRITE_ONLY,
+            (true, false) => op::RC_WRITE_FIRST,
+            (false, false) => op::RC_WRITE_MIDDLE,
+            (false, true) if imm => op::RC_WRITE_LAST_IMM,
+            (false, true) => op::RC_WRITE_LAST,
+        },
+        Kind::Read => op::RC_READ_REQ,
+    }
+}
+
+/// Packets (and PSNs) a message of `len` bytes needs at path MTU `mtu` (at least one).
+pub const fn packets(len: u32, mtu: u32) -> u32 {
+    if len == 0 || mtu == 0 {
+        1
+    } else {
+        len.div_ceil(mtu)
+    }
+}
+
+/// READ response opcode for packet `i` of `n`.
+pub const fn read_resp_opcode(i: u32, n: u32) -> u8 {
+    if n <= 1 {
+        op::RC_READ_RESP_ONLY
+    } else if i == 0 {
+        op::RC_READ_RESP_FIRST
+    } else if i + 1 == n {
+        op::RC_READ_RESP_LAST
+    } else {
+        op::RC_READ_RESP_MIDDLE
+    }
+}
+
+/// Local ACK timeout for the IB `timeout` attribute: 4.096 µs × 2^t, in µs (0 = none).
+pub const fn ack_timeout_us(t: u8) -> u64 {
+    if t == 0 || t > 31 {
+        0
+    } else {
+        (4096u64 << t) / 1000
+    }
+}
+
+/// Microseconds of an IB RNR timer code (IBTA table 45).
+pub const fn rnr_timer_us(code: u8) -> u64 {
+    const T: [u32; 32] = [
+        655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
+        5120, 7680, 10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880, 163_840,
+        245_760, 327_680, 491_520,
+    ];
+    T[(code & 31) as usize] as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opcode_sequences() {
+        let w = Kind::Write { imm: true };
+        assert_eq!(opcode(w, true, false), op::RC_WRITE_FIRST);
+        assert_eq!(opcode(w, false, false), op::RC_WRITE_MIDDLE);
+        assert_eq!(opcode(w, false, true), op::RC_WRITE_LAST_IMM);
+        assert_eq!(opcode(w, true, true), op::RC_WRITE_ONLY_IMM);
+        let s = Kind::Send {
+            imm: false,
+            inv: true,
+        };
+        assert_eq!(opcode(s, true, true), op::RC_SEND_ONLY_INV);
+        assert_eq!(opcode(s, false, true), op::RC_SEND_LAST_INV);
+        assert_eq!(Kind::of_wr(wr::RDMA_READ), Some(Kind::Read));
+        assert_eq!(Kind::of_wr(wr::BIND_MW), None);
+    }
+
+    #[test]
+    fn spans_and_timers() {
+        assert_eq!(packets(0, 1024), 1);
+        assert_eq!(packets(1024, 1024), 1);
+        assert_eq!(packets(1025, 1024), 2);
+        assert_eq!(packets(65536, 1024), 64);
+        assert_eq!(read_resp_opcode(0, 1), op::RC_READ_RESP_ONLY);
+        assert_eq!(read_resp_opcode(0, 3), op::RC_READ_RESP_FIRST);
+        assert_eq!(read_resp_opcode(1, 3), op::RC_READ_RESP_MIDDLE);
+        assert_eq!(read_resp_opcode(2, 3), op::RC_READ_RESP_LAST);
+        assert_eq!(ack_timeout_us(14), 67_108);
+        assert_eq!(ack_timeout_us(0), 0);
+        assert_eq!(rnr_timer_us(1), 10);
+        assert_eq!(rnr_timer_us(0), 655_360);
+        assert_eq!(rnr_timer_us(25), 61_440);
+    }
+}

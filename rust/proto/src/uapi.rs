@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The rxe user ABI (`rdma_user_rxe.h`, `ib_user_verbs.h`): queue header, send and
+//! receive WQEs, CQEs and the ring index math shared with rdma-core's `rxe` provider.
+//!
+//! Everything userspace writes is decoded from a private copy of its bytes and validated;
+//! nothing here trusts a length, count or index from the shared memory.
+
+use super::wire::get;
+
+/// Offset of `producer_index` in the queue header.
+pub const PRODUCER_OFF: usize = 128;
+/// Offset of `consumer_index` in the queue header.
+pub const CONSUMER_OFF: usize = 256;
+/// Offset of slot 0.
+pub const DATA_OFF: usize = 384;
+/// Minimum slot size (a cache line).
+pub const MIN_SLOT: usize = 64;
+
+/// Geometry of a ring: power-of-two slots of a power-of-two size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingGeom {
+    /// `log2` of the slot size.
+    pub log2_slot: u32,
+    /// `num_slots - 1`.
+    pub mask: u32,
+}
+
+impl RingGeom {
+    /// Geometry for at least `depth` usable entries of `elem` bytes each, or `None` if it
+    /// would exceed `max_depth` entries.
+    pub fn new(depth: u32, elem: usize, max_depth: u32) -> Option<RingGeom> {
+        if depth == 0 || depth > max_depth {
+            return None;
+        }
+        let slots = depth.checked_add(1)?.checked_next_power_of_two()?;
+        let slot = elem.max(MIN_SLOT).checked_next_power_of_two()?;
+        Some(RingGeom {
+            log2_slot: slot.trailing_zeros(),
+            mask: slots - 1,
+        })
+    }
+
+    /// Usable entries (one slot always stays empty).
+    pub const fn capacity(&self) -> u32 {
+        self.mask
+    }
+
+    /// Slot size in bytes.
+    pub const fn slot_size(&self) -> usize {
+        1 << self.log2_slot
+    }
+
+    /// Bytes of the whole buffer (header and slots).
+    pub const fn bytes(&self) -> usize {
+        DATA_OFF + ((self.mask as usize + 1) << self.log2_slot)
+    }
+
+    /// Byte offset of slot `index` (masked first).
+    pub const fn slot_off(&self, index: u32) -> usize {
+        DATA_OFF + (((index & self.mask) as usize) << self.log2_slot)
+    }
+
+    /// Next index.
+    pub const fn next(&self, index: u32) -> u32 {
+        index.wrapping_add(1) & self.mask
+    }
+
+    /// Entries between consumer and producer (both masked first).
+    pub const fn count(&self, producer: u32, consumer: u32) -> u32 {
+        producer.wrapping_sub(consumer) & self.mask
+    }
+
+    /// `true` if a producer at `producer` cannot add an entry.
+    pub const fn full(&self, producer: u32, consumer: u32) -> bool {
+        self.count(producer, consumer) == self.mask
+    }
+}
+
+/// Size of `struct rxe_send_wqe` without its payload area.
+pub const SEND_WQE_HDR: usize = 208;
+/// Size of `struct rxe_recv_wqe` without its SGEs.
+pub const RECV_WQE_HDR: usize = 40;
+/// Size of one SGE.
+pub const SGE_LEN: usize = 16;
+/// Slot size of a user CQE (`ib_uverbs_wc` is 48 bytes; rxe uses the kernel union: 128).
+pub const CQE_SLOT: usize = 128;
+/// Size of `struct ib_uverbs_wc`.
+pub const UVERBS_WC_LEN: usize = 48;
+
+/// A scatter/gather element.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sge {
+    /// Virtual address (IOVA inside the MR).
+    pub addr: u64,
+    /// Length in bytes.
+    pub length: u32,
+    /// Local key.
+    pub lkey: u32,
+}
+
+impl Sge {
+    fn decode(b: &[u8], off: usize) -> Option<Sge> {
+        Some(Sge {
+            addr: u64::from_le_bytes(get::<8>(b, off)?),
+            length: u32::from_le_bytes(get::<4>(b, off + 8)?),
+            lkey: u32::from_le_bytes(get::<4>(b, off + 12)?),
+        })
+    }
+}
+
+/// Work request opcodes (`IBV_WR_*`).
+pub mod wr {
+    /// RDMA WRITE.
+    pub const RDMA_WRITE: u32 = 0;
+    /// RDMA WRITE with immediate.
+    pub const RDMA_WRITE_WITH_IMM: u32 = 1;
+    /// SEND.
+    pub const SEND: u32 = 2;
+    /// SEND with immediate.
+    pub const SEND_WITH_IMM: u32 = 3;
+    /// RDMA READ.
+    pub const RDMA_READ: u32 = 4;
+    /// Atomic compare and swap.
+    pub const ATOMIC_CMP_AND_SWP: u32 = 5;
+    /// Atomic fetch and add.
+    pub const ATOMIC_FETCH_AND_ADD: u32 = 6;
+    /// Local invalidate.
+    pub const LOCAL_INV: u32 = 7;
+    /// Bind memory window.
+    pub const BIND_MW: u32 = 8;
+    /// SEND with invalidate.
+    pub const SEND_WITH_INV: u32 = 9;
+}
+
+/// Send flags (`IBV_SEND_*`).
+pub mod send_flags {
+    /// Fence.
+    pub const FENCE: u32 = 1;
+    /// Signaled.
+    pub const SIGNALED: u32 = 2;
+    /// Solicited event.
+    pub const SOLICITED: u32 = 4;
+    /// Inline data.
+    pub const INLINE: u32 = 8;
+}
+
+/// Maximum SGEs rrxe accepts per WQE.
+pub const MAX_SGE: usize = 32;
+/// Maximum inline bytes rrxe accepts per WQE.
+pub const MAX_INLINE: usize = 512;
+
+/// Payload description of a send WQE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Payload {
+    /// Gather list (`num` valid entries).
+    Sges {
+        /// Entries.
+        sge: [Sge; MAX_SGE],
+        /// Valid entries.
+        num: usize,
+    },
+    /// Inline bytes, copied out of the slot (`len` valid bytes).
+    Inline {
+        /// Bytes.
+        data: [u8; MAX_INLINE],
+        /// Valid bytes.
+        len: usize,
+    },
+}
+
+/// A send WQE decoded from a private copy of its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendWqe {
+    /// Caller's id, echoed in the CQE.
+    pub wr_id: u64,
+    /// `IBV_WR_*`.
+    pub opcode: u32,
+    /// `IBV_SEND_*`.
+    pub flags: u32,
+    /// Immediate data (raw big-endian word) or invalidated rkey.
+    pub ex: u32,
+    /// Remote address (RDMA / atomic).
+    pub remote_addr: u64,
+    /// Remote key (RDMA / atomic).
+    pub rkey: u32,
+    /// Compare (CAS) or add (FAA) operand.
+    pub compare_add: u64,
+    /// Swap operand (CAS).
+    pub swap: u64,
+    /// UD: remote QPN.
+    pub remote_qpn: u32,
+    /// UD: remote Q_Key.
+    pub remote_qkey: u32,
+    /// UD: address handle number.
+    pub ah_num: u32,
+    /// Total length in bytes (sum of SGE lengths or inline length).
+    pub length: u32,
+    /// Payload.
+    pub payload: Payload,
+}
+
+/// Why a WQE was rejected (completes with a local error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WqeError {
+    /// The slot is shorter than the WQE claims.
+    Truncated,
+    /// More SGEs than the queue allows.
+    TooManySge,
+    /// Inline data longer than the queue allows.
+    InlineTooLong,
+    /// The SGE lengths overflow 32 bits.
+    LengthOverflow,
+}
+
+fn le32(b: &[u8], off: usize) -> Result<u32, WqeError> {
+    get::<4>(b, off)
+        .map(u32::from_le_bytes)
+        .ok_or(WqeError::Truncated)
+}
+
+fn le64(b: &[u8], off: usize) -> Result<u64, WqeError> {
+    get::<8>(b, off)
+        .map(u64::from_le_bytes)
+        .ok_or(WqeError::Truncated)
+}
+
+impl SendWqe {
+    /// Decodes a send WQE slot. `max_sge` and `max_inline` are the queue's real limits.
+    /// The SGE lengths, not the user's `dma.length`, define the total length.
+    pub fn decode(b: &[u8], max_sge: usize, max_inline: usize) -> Result<SendWqe, WqeError> {
+        let opcode = le32(b, 12)?;
+        let flags = le32(b, 16)?;
+        let num_sge = le32(b, 184 + 12)? as usize;
+        let dma_len = le32(b, 184)? as usize;
+        let payload = if flags & send_flags::INLINE != 0 {
+            if dma_len > max_inline.min(MAX_INLINE) {
+                return Err(WqeError::InlineTooLong);
+            }
+            let src = b
+                .get(SEND_WQE_HDR..SEND_WQE_HDR + dma_len)
+                .ok_or(WqeError::Truncated)?;
+            let mut data = [0u8; MAX_INLINE];
+            data.get_mut(..dma_len)
+                .ok_or(WqeError::InlineTooLong)?
+                .copy_from_slice(src);
+            Payload::Inline { data, len: dma_len }
+        } else {
+            if num_sge > max_sge.min(MAX_SGE) {
+                return Err(WqeError::TooManySge);
+            }
+            let mut sge = [Sge::default(); MAX_SGE];
+            for (i, s) in sge.iter_mut().enumerate().take(num_sge) {
+                *s = Sge::decode(b, SEND_WQE_HDR + i * SGE_LEN).ok_or(WqeError::Truncated)?;
+            }
+            Payload::Sges { sge, num: num_sge }
+        };
+        let length = match &payload {
+            Payload::Inline { len, .. } => *len as u32,
+            Payload::Sges { sge, num } => sge
+                .iter()
+                .take(*num)
+                .try_fold(0u32, |acc, s| acc.checked_add(s.length))
+                .ok_or(WqeError::LengthOverflow)?,
+        };
+        let atomic = opcode == wr::ATOMIC_CMP_AND_SWP || opcode == wr::ATOMIC_FETCH_AND_ADD;
+        Ok(SendWqe {
+            wr_id: le64(b, 0)?,
+            opcode,
+            flags,
+            ex: le32(b, 20)?,
+            remote_addr: le64(b, 24)?,
+            rkey: if atomic { le32(b, 48)? } else { le32(b, 32)? },
+            compare_add: le64(b, 32)?,
+            swap: le64(b, 40)?,
+            remote_qpn: le32(b, 24)?,
+            remote_qkey: le32(b, 28)?,
+            ah_num: le32(b, 36)?,
+            length,
+            payload,
+        })
+    }
+}
+
+/// A receive WQE decoded from a private copy of its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecvWqe {
+    /// Caller's id.
+    pub wr_id: u64,
+    /// Scatter list.
+    pub sge: [Sge; MAX_SGE],
+    /// Valid entries.
+    pub num: usize,
+    /// Total bytes the SGEs can take (saturating).
+    pub length: u32,
+}
+
+impl RecvWqe {
+    /// Decodes a receive WQE slot with at most `max_sge` SGEs.
+    pub fn decode(b: &[u8], max_sge: usize) -> Result<RecvWqe, WqeError> {
+        let num = le32(b, 16 + 12)? as usize;
+        if num > max_sge.min(MAX_SGE) {
+            return Err(WqeError::TooManySge);
+        }
+        let mut sge = [Sge::default(); MAX_SGE];
+        for (i, s) in sge.iter_mut().enumerate().take(num) {
+            *s = Sge::decode(b, RECV_WQE_HDR + i * SGE_LEN).ok_or(WqeError::Truncated)?;
+        }
+        let length = sge
+            .iter()
+            .take(num)
+            .fold(0u32, |acc, s| acc.saturating_add(s.length));
+        Ok(RecvWqe {
+            wr_id: le64(b, 0)?,
+            sge,
+            num,
+            length,
+        })
+    }
+}
+
+/// Work completion status codes (`IBV_WC_*`).
+pub mod wc_status {
+    /// Success.
+    pub const SUCCESS: u32 = 0;
+    /// Local length error.
+    pub const LOC_LEN_ERR: u32 = 1;
+    /// Local QP operation error.
+    pub const LOC_QP_OP_ERR: u32 = 2;
+    /// Local protection error.
+    pub const LOC_PROT_ERR: u32 = 4;
+    /// Flushed.
+    pub const WR_FLUSH_ERR: u32 = 5;
+    /// Bad response.
+    pub const BAD_RESP_ERR: u32 = 7;
+    /// Remote invalid request.
+    pub const REM_INV_REQ_ERR: u32 = 9;
+    /// Remote access error.
+    pub const REM_ACCESS_ERR: u32 = 10;
+    /// Remote operation error.
+    pub const REM_OP_ERR: u32 = 11;
+    /// Transport retry counter exceeded.
+    pub const RETRY_EXC_ERR: u32 = 12;
+    /// RNR retry counter exceeded.
+    pub const RNR_RETRY_EXC_ERR: u32 = 13;
+}
+
+/// Work completion opcodes (`IBV_WC_*`).
+pub mod wc_opcode {
+    /// SEND.
+    pub const SEND: u32 = 0;
+    /// RDMA WRITE.
+    pub const RDMA_WRITE: u32 = 1;
+    /// RDMA READ.
+    pub const RDMA_READ: u32 = 2;
+    /// Compare and swap.
+    pub const COMP_SWAP: u32 = 3;
+    /// Fetch and add.
+    pub const FETCH_ADD: u32 = 4;
+    /// Receive.
+    pub const RECV: u32 = 128;
+    /// Receive of an RDMA WRITE with immediate.
+    pub const RECV_RDMA_WITH_IMM: u32 = 129;
+}
+
+/// Work completion flags for user CQEs (`IBV_WC_*` flags).
+pub mod wc_flags {
+    /// A GRH is present.
+    pub const GRH: u32 = 1;
+    /// Immediate data is valid.
+    pub const WITH_IMM: u32 = 2;
+    /// The invalidated rkey is valid (userspace value).
+    pub const WITH_INV: u32 = 8;
+}
+
+/// A completion, in `struct ib_uverbs_wc` terms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cqe {
+    /// Caller's id.
+    pub wr_id: u64,
+    /// Status.
+    pub status: u32,
+    /// Opcode.
+    pub opcode: u32,
+    /// Bytes transferred.
+    pub byte_len: u32,
+    /// Immediate data (raw) or invalidated rkey.
+    pub ex: u32,
+    /// Local QP number.
+    pub qp_num: u32,
+    /// Source QP (UD).
+    pub src_qp: u32,
+    /// Flags.
+    pub wc_flags: u32,
+    /// Port.
+    pub port_num: u8,
+}
+
+impl Cqe {
+    /// Encodes as `struct ib_uverbs_wc` (48 bytes, every byte written).
+    pub fn encode(&self) -> [u8; UVERBS_WC_LEN] {
+        let mut b = [0u8; UVERBS_WC_LEN];
+        let mut put = |off: usize, v: &[u8]| {
+            if let Some(d) = b.get_mut(off..off + v.len()) {
+                d.copy_from_slice(v);
+            }
+        };
+        put(0, &self.wr_id.to_le_bytes());
+        put(8, &self.status.to_le_bytes());
+        put(12, &self.opcode.to_le_bytes());
+        put(20, &self.byte_len.to_le_bytes());
+        put(24, &self.ex.to_le_bytes());
+        put(28, &self.qp_num.to_le_bytes());
+        put(32, &self.src_qp.to_le_bytes());
+        put(36, &self.wc_flags.to_le_bytes());
+        put(46, &[self.port_num]);
+        b
+    }
+}
+
+/// Send-queue element size for the requested limits (rxe's geometry) and the limits the
+/// slot actually gives: `(element bytes, max_send_sge, max_inline)`.
+pub fn sq_elem(max_sge: u32, max_inline: u32) -> (usize, u32, u32) {
+    let payload = (max_sge as usize * SGE_LEN).max(max_inline as usize);
+    let payload = payload.max(SGE_LEN);
+    (
+        SEND_WQE_HDR + payload,
+        (payload / SGE_LEN) as u32,
+        payload as u32,
+    )
+}
+
+/// Receive-queue element size for `max_sge` SGEs.
+pub fn rq_elem(max_sge: u32) -> usize {
+    RECV_WQE_HDR + max_sge.max(1) as usize * SGE_LEN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_matches_rxe() {
+        // perftest: tx_depth 128, 1 SGE, no inline -> 256 slots of 256 bytes, capacity 255
+        let (elem, sge, inl) = sq_elem(1, 0);
+        assert_eq!((elem, sge, inl), (224, 1, 16));
+        let g = RingGeom::new(128, elem, 1 << 15).unwrap();
+        assert_eq!(g.capacity(), 255);
+        assert_eq!(g.slot_size(), 256);
+        assert_eq!(g.bytes(), 384 + 256 * 256);
+        assert_eq!(rq_elem(1), 56);
+        assert_eq!(RingGeom::new(1, 56, 16).unwrap().slot_size(), 64);
+        assert_eq!(RingGeom::new(1, 56, 16).unwrap().capacity(), 1);
+        assert!(RingGeom::new(0, 56, 16).is_none());
+        assert!(RingGeom::new(17, 56, 16).is_none());
+        let g = RingGeom::new(3, 128, 16).unwrap();
+        assert_eq!(g.capacity(), 3);
+        assert!(g.full(3, 0));
+        assert!(g.full(1, 2));
+        assert_eq!(g.count(1, 3), 2);
+        assert_eq!(g.next(3), 0);
+        assert_eq!(g.slot_off(5), 384 + 128);
+    }
+
+    fn send_slot(opcode: u32, flags: u32, sges: &[(u64, u32, u32)]) -> [u8; 1024] {
+        let mut b = [0u8; 1024];
+        b[0..8].copy_from_slice(&7u64.to_le_bytes());
+        b[12..16].copy_from_slice(&opcode.to_le_bytes());
+        b[16..20].copy_from_slice(&flags.to_le_bytes());
+        b[24..32].copy_from_slice(&0x1000u64.to_le_bytes());
+        b[32..36].copy_from_slice(&0xabcdu32.to_le_bytes());
+        b[196..200].copy_from_slice(&(sges.len() as u32).to_le_bytes());
+        for (i, (a, l, k)) in sges.iter().enumerate() {
+            let o = 208 + i * 16;
+            b[o..o + 8].copy_from_slice(&a.to_le_bytes());
+            b[o + 8..o + 12].copy_from_slice(&l.to_le_bytes());
+            b[o + 12..o + 16].copy_from_slice(&k.to_le_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn send_wqe_decodes_and_validates() {
+        let b = send_slot(wr::RDMA_WRITE, 2, &[(0x10, 100, 5), (0x20, 28, 5)]);
+        let w = SendWqe::decode(&b, 4, 64).unwrap();
+        assert_eq!(w.wr_id, 7);
+        assert_eq!(w.length, 128);
+        assert_eq!(w.remote_addr, 0x1000);
+        assert_eq!(w.rkey, 0xabcd);
+        assert_eq!(SendWqe::decode(&b, 1, 64), Err(WqeError::TooManySge));
+        let big = send_slot(wr::SEND, 0, &[(0, u32::MAX, 1), (0, 2, 1)]);
+        assert_eq!(SendWqe::decode(&big, 4, 0), Err(WqeError::LengthOverflow));
+        let mut inl = send_slot(wr::SEND, send_flags::INLINE, &[]);
+        inl[184..188].copy_from_slice(&100u32.to_le_bytes());
+        assert_eq!(SendWqe::decode(&inl, 1, 64), Err(WqeError::InlineTooLong));
+        let w = SendWqe::decode(&inl, 1, 128).unwrap();
+        assert_eq!(w.length, 100);
+        assert_eq!(SendWqe::decode(&b[..100], 4, 64), Err(WqeError::Truncated));
+    }
+
+    #[test]
+    fn cqe_layout() {
+        let c = Cqe {
+            wr_id: 0x0102_0304_0506_0708,
+            status: 5,
+            opcode: 128,
+            byte_len: 64,
+            ex: 0xaabb_ccdd,
+            qp_num: 17,
+            src_qp: 3,
+            wc_flags: 1,
+            port_num: 1,
+        };
+        let b = c.encode();
+        assert_eq!(&b[0..8], &0x0102_0304_0506_0708u64.to_le_bytes());
+        assert_eq!(b[8], 5);
+        assert_eq!(b[12], 128);
+        assert_eq!(b[20], 64);
+        assert_eq!(b[28], 17);
+        assert_eq!(b[36], 1);
+        assert_eq!(b[46], 1);
+    }
+}

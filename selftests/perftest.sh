@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stock perftest between the two hosts: WRITE, SEND and READ bandwidth and latency over the
+# IPv4 GID, and WRITE bandwidth with 4 QPs and over the IPv6 GID. Each run must finish with
+# a result line; bandwidth numbers are reported, never asserted (see make bench).
+cd "$(dirname "$0")" && . lib/ktap.sh
+ktap_header
+ktap_plan 9
+hosts_up
+devs_up
+pt() { # pt <tool> <args...>: server in ns1, client in ns0
+	local tool=$1
+	shift
+	timeout 120 ip netns exec ns1 "$tool" -d rrxe1 -F "$@" >/tmp/pt.srv 2>&1 &
+	local srv=$!
+	wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
+	timeout 120 ip netns exec ns0 "$tool" -d rrxe0 -F "$@" "$IP1" >/tmp/pt.cli 2>&1
+	local c=$?
+	wait $srv
+	local s=$?
+	local res
+	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' /tmp/pt.cli)
+	if [ $c -ne 0 ] || [ $s -ne 0 ] || [ -z "$res" ]; then
+		echo "# $tool client rc=$c server rc=$s"
+		sed 's/^/# cli: /' /tmp/pt.cli | tail -6
+		sed 's/^/# srv: /' /tmp/pt.srv | tail -4
+		return 1
+	fi
+	echo "# $tool $*: $res"
+}
+ktap_check "ib_write_bw 64 KiB" pt ib_write_bw -x 1 -s 65536 -n 500
+ktap_check "ib_write_bw 64 KiB, 4 QPs" pt ib_write_bw -x 1 -s 65536 -n 200 -q 4
+ktap_check "ib_send_bw 4 KiB" pt ib_send_bw -x 1 -s 4096 -n 1000
+ktap_check "ib_read_bw 64 KiB" pt ib_read_bw -x 1 -s 65536 -n 200
+ktap_check "ib_write_lat 8 B" pt ib_write_lat -x 1 -s 8 -n 500
+ktap_check "ib_send_lat 8 B" pt ib_send_lat -x 1 -s 8 -n 500
+ktap_check "ib_read_lat 8 B" pt ib_read_lat -x 1 -s 8 -n 500
+ktap_check "ib_write_bw all sizes (-a)" pt ib_write_bw -x 1 -a -n 20
+ktap_check "ib_write_bw 64 KiB over the IPv6 GID" pt ib_write_bw -x 2 -s 65536 -n 200
+devs_down
+ktap_finished
