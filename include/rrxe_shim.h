@@ -25,6 +25,7 @@ struct page;
 struct vm_area_struct;
 struct timer_list;
 struct rdma_user_mmap_entry;
+struct rdma_hw_stats;
 typedef struct spinlock spinlock_t;
 
 /* netdevice */
@@ -123,6 +124,9 @@ int rrxe_copy_to_user(u64 uaddr, const void *src, size_t len);
 /* completion and async events */
 void rrxe_cq_comp_handler(struct ib_cq *cq);
 void rrxe_cq_event(struct ib_cq *cq, int event);
+
+/* hw counters */
+void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value);
 
 /* timers */
 void rrxe_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));

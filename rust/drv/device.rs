@@ -54,9 +54,14 @@ macro_rules! stats {
                 Stats { $($name: Counter::new(),)* }
             }
 
-            /// `(name, value)` of every counter.
-            pub(crate) fn each(&self, mut f: impl FnMut(&'static str, u64)) {
-                $(f(stringify!($name), self.$name.get());)*
+            /// Counter names, in declaration order.
+            pub(crate) const NAMES: &'static [&'static CStr] = &[$(kernel::c_str!(stringify!($name)),)*];
+
+            /// Counter values, in [`Stats::NAMES`] order.
+            pub(crate) fn values(&self, out: &mut [u64]) {
+                for (o, v) in out.iter_mut().zip([$(self.$name.get(),)*]) {
+                    *o = v;
+                }
             }
         }
     };
@@ -518,6 +523,12 @@ impl IbDriver for Rrxe {
 
     fn post_send(qp: &Arc<Qp>) -> Result {
         qp.doorbell()
+    }
+
+    const COUNTERS: &'static [&'static CStr] = Stats::NAMES;
+
+    fn counters(dev: &IbDev<Self>, out: &mut [u64]) {
+        dev.data().shared.stats.values(out);
     }
 }
 

@@ -101,6 +101,11 @@ pub(crate) trait IbDriver: Sized + 'static {
     fn destroy_qp(dev: &IbDev<Self>, qp: Arc<Self::Qp>) -> Result;
     /// The user SQ doorbell.
     fn post_send(qp: &Arc<Self::Qp>) -> Result;
+
+    /// Names of the device counters (`rdma statistic show link`).
+    const COUNTERS: &'static [&'static CStr];
+    /// Current counter values, in [`IbDriver::COUNTERS`] order.
+    fn counters(dev: &IbDev<Self>, out: &mut [u64]);
 }
 
 /// An `ib_device` followed by the driver's state. ib_core allocates it (`_ib_alloc_device`
@@ -628,6 +633,49 @@ unsafe extern "C" fn post_recv(
     EOPNOTSUPP.to_errno()
 }
 
+/// Most counters a driver may expose.
+const MAX_COUNTERS: usize = 64;
+
+struct StatDescs(Opaque<[b::rdma_stat_desc; MAX_COUNTERS]>);
+// SAFETY: written once in `LinkRegistration::register` (module init) before any device
+// exists; read-only afterwards.
+unsafe impl Sync for StatDescs {}
+static STAT_DESCS: StatDescs = StatDescs(Opaque::zeroed());
+
+fn stat_count<T: IbDriver>() -> usize {
+    T::COUNTERS.len().min(MAX_COUNTERS)
+}
+
+unsafe extern "C" fn alloc_hw_port_stats<T: IbDriver>(_ib: *mut b::ib_device, _port: u32) -> *mut b::rdma_hw_stats {
+    // SAFETY: the descriptor table is static and filled at module init; ib_core frees the
+    // stats struct with the device.
+    unsafe {
+        b::rdma_alloc_hw_stats_struct(
+            STAT_DESCS.0.get().cast(),
+            stat_count::<T>() as c_int,
+            b::RDMA_HW_STATS_DEFAULT_LIFESPAN as usize,
+        )
+    }
+}
+
+unsafe extern "C" fn get_hw_stats<T: IbDriver>(
+    ib: *mut b::ib_device,
+    stats: *mut b::rdma_hw_stats,
+    _port: u32,
+    _index: c_int,
+) -> c_int {
+    // SAFETY: one of our registered devices.
+    let dev = unsafe { IbDev::<T>::from_raw(ib) };
+    let mut vals = [0u64; MAX_COUNTERS];
+    let n = stat_count::<T>();
+    T::counters(dev, vals.get_mut(..n).unwrap_or(&mut []));
+    for (i, v) in vals.iter().take(n).enumerate() {
+        // SAFETY: `stats` was allocated by `alloc_hw_port_stats` with `n` counters.
+        unsafe { b::rrxe_hw_stats_set(stats, i as c_int, *v) };
+    }
+    n as c_int
+}
+
 /// The ops table of driver `T`.
 struct Ops<T>(PhantomData<T>);
 
@@ -662,6 +710,8 @@ impl<T: IbDriver> Ops<T> {
         post_send: Some(post_send::<T>),
         post_recv: Some(post_recv),
         size_ib_qp: size_of::<QpShell<T>>(),
+        alloc_hw_port_stats: Some(alloc_hw_port_stats::<T>),
+        get_hw_stats: Some(get_hw_stats::<T>),
         mmap: Some(verbs::mmap),
         mmap_free: Some(verbs::mmap_free),
         ..pin_init::zeroed()
@@ -701,6 +751,13 @@ pub(crate) struct LinkRegistration(());
 impl LinkRegistration {
     /// Registers link type `ty` for driver `T` (module init, once).
     pub(crate) fn register<T: IbDriver>(ty: &'static CStr) -> Self {
+        // SAFETY: module init runs once, before any device (and so any stats reader) exists.
+        unsafe {
+            let d = &mut *STAT_DESCS.0.get();
+            for (desc, name) in d.iter_mut().zip(T::COUNTERS.iter()) {
+                desc.name = name.as_char_ptr();
+            }
+        }
         // SAFETY: module init runs once, before ib_core can see the struct; afterwards it
         // is only touched by ib_core under its link-ops lock.
         unsafe {

@@ -473,6 +473,14 @@ void rrxe_cq_event(struct ib_cq *cq, int event)
 		cq->event_handler(&ev, cq->cq_context);
 }
 
+/* ---- hw counters ---- */
+
+void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value)
+{
+	if (index >= 0 && index < stats->num_counters)
+		stats->value[index] = value;
+}
+
 /* ---- time ---- */
 
 void rrxe_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *))

@@ -13,8 +13,14 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
+# The repository or the cache may live under the host's /tmp (a fresh clone in CI): keep
+# that reachable under /run/host-tmp before /tmp becomes the guest's own tmpfs.
+mkdir -p /run/host-tmp
+mount --bind /tmp /run/host-tmp
+mount -t tmpfs tmpfs /tmp
+case "$RRXE_REPO" in /tmp/*) RRXE_REPO=/run/host-tmp/${RRXE_REPO#/tmp/} ;; esac
+case "$RRXE_KB" in /tmp/*) RRXE_KB=/run/host-tmp/${RRXE_KB#/tmp/} ;; esac
 mount -t tmpfs tmpfs /var/tmp
 mount -t tmpfs tmpfs /var/log 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
@@ -56,7 +62,7 @@ fi
 ip link set lo up
 hostname rrxe-vm 2>/dev/null
 
-cd "$RRXE_REPO" || poweroff_now
+cd "$RRXE_REPO" || { echo "init: cannot enter $RRXE_REPO"; poweroff_now; }
 rc=0
 case "$RRXE_MODE" in
 check) bash selftests/lib/runner.sh >/tmp/out/results.tap; rc=$? ;;
