@@ -11,7 +11,7 @@ REPO := $(CURDIR)
 SETUP := scripts/setup.sh
 ENV := source scripts/env.sh
 
-.PHONY: all setup kernel module host-test vm-test check run paths clean fmt clippy
+.PHONY: all setup kernel module host-test vm-test check run paths clean fmt bench
 
 all: module
 
@@ -37,6 +37,10 @@ check: setup
 
 run: module
 	@bash selftests/lib/bench.sh demo
+
+# Not a test: rrxe, rdma_rxe and siw in one run, one boot each, one table with ratios.
+bench: module
+	@bash scripts/bench.sh
 
 paths: setup
 	@bash scripts/paths.sh

@@ -125,6 +125,12 @@ int rrxe_copy_to_user(u64 uaddr, const void *src, size_t len);
 void rrxe_cq_comp_handler(struct ib_cq *cq);
 void rrxe_cq_event(struct ib_cq *cq, int event);
 
+/* work items on the unbound system workqueue */
+struct work_struct;
+void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *));
+bool rrxe_work_queue(struct work_struct *work);
+bool rrxe_work_cancel_sync(struct work_struct *work);
+
 /* hw counters */
 void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value);
 

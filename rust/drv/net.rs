@@ -48,33 +48,51 @@ impl Path {
     }
 }
 
+/// Where a packet's payload comes from: written straight into the skb.
+pub(crate) enum Payload<'a> {
+    /// No payload.
+    None,
+    /// `len` bytes produced by a filler (gathered from memory regions); `Err` carries the
+    /// completion status to report.
+    Fill(usize, &'a dyn Fn(&mut [u8]) -> core::result::Result<(), u32>),
+}
+
 /// One packet to send: BTH, extension headers and payload.
 pub(crate) struct TxPkt<'a> {
     pub(crate) bth: Bth,
     pub(crate) ext: Ext,
-    pub(crate) payload: &'a [u8],
+    pub(crate) payload: Payload<'a>,
 }
 
 impl DevShared {
-    /// Builds and sends one packet on `path`.
-    pub(crate) fn xmit(&self, path: &Path, p: &TxPkt<'_>) -> Result {
-        let hlen = info(p.bth.opcode).ok_or(EINVAL)?.header_len();
+    /// Builds and sends one packet on `path`. `Err(status)` if the payload could not be
+    /// gathered (a completion status), `Err(LOC_QP_OP_ERR)` for any other failure.
+    pub(crate) fn xmit(&self, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
+        use crate::proto::uapi::wc_status::LOC_QP_OP_ERR as E;
+        let hlen = info(p.bth.opcode).ok_or(E)?.header_len();
+        let plen = match p.payload {
+            Payload::None => 0,
+            Payload::Fill(n, _) => n,
+        };
         let pad = usize::from(p.bth.pad);
-        let total = hlen + p.payload.len() + pad + ICRC_LEN;
-        let mut skb = SkBuff::alloc_tx(path.dst.dev(), u32::try_from(total).map_err(|_| EINVAL)?)?;
-        let mut ok = true;
+        let total = hlen + plen + pad + ICRC_LEN;
+        let mut skb = SkBuff::alloc_tx(path.dst.dev(), u32::try_from(total).map_err(|_| E)?).map_err(|_| E)?;
+        let mut r = Ok(());
         skb.put_with(total, |buf| {
-            ok = write_headers(&p.bth, &p.ext, buf).is_ok();
-            if let Some(d) = buf.get_mut(hlen..hlen + p.payload.len()) {
-                d.copy_from_slice(p.payload);
+            if write_headers(&p.bth, &p.ext, buf).is_err() {
+                r = Err(E);
             }
-            for b in buf.iter_mut().skip(hlen + p.payload.len()) {
+            if let (Payload::Fill(n, fill), Some(d)) = (&p.payload, buf.get_mut(hlen..hlen + plen)) {
+                if *n == d.len() {
+                    r = r.and(fill(d));
+                }
+            }
+            for b in buf.iter_mut().skip(hlen + plen) {
                 *b = 0;
             }
-        })?;
-        if !ok {
-            return Err(EINVAL);
-        }
+        })
+        .map_err(|_| E)?;
+        r?;
         if path.v6 {
             skb.push_ip6(
                 &path.dst,
@@ -96,17 +114,19 @@ impl DevShared {
             );
         }
         let l3 = skb.l3_mut();
-        let n = l3.len().checked_sub(ICRC_LEN).ok_or(EINVAL)?;
-        let crc = icrc::compute(&KernelCrc32, l3.get(..n).ok_or(EINVAL)?).map_err(|_| EINVAL)?;
-        l3.get_mut(n..).ok_or(EINVAL)?.copy_from_slice(&crc);
+        let n = l3.len().checked_sub(ICRC_LEN).ok_or(E)?;
+        let crc = icrc::compute(&KernelCrc32, l3.get(..n).ok_or(E)?).map_err(|_| E)?;
+        l3.get_mut(n..).ok_or(E)?.copy_from_slice(&crc);
         match skb.send(path.v6) {
             Ok(()) => {
                 self.stats.tx_packets.inc();
                 Ok(())
             }
-            Err(e) => {
+            Err(_) => {
+                // The stack dropped it (queue full, no neighbour): the retransmit logic
+                // recovers, exactly as for a packet lost on the wire.
                 self.stats.tx_errors.inc();
-                Err(e)
+                Ok(())
             }
         }
     }

@@ -4,11 +4,12 @@
 //! doorbell (process context), the receive path (softirq) and the retransmit timer.
 
 use super::device::DevShared;
-use super::net::{Path, TxPkt};
+use super::net::{Path, Payload, TxPkt};
 use super::res::{access, Cq, Mr};
 use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
 use crate::kabi::mem::UserBuf;
 use crate::kabi::timer::{Timer, TimerHandler};
+use crate::kabi::work::{Work, WorkHandler};
 use crate::kabi::verbs::{Av, Mmap, Udata};
 use crate::proto::bth::Bth;
 use crate::proto::exthdr::{Aeth, NakCode, Reth, Syndrome};
@@ -141,6 +142,8 @@ struct State {
     retries_left: u8,
     rnr_left: u8,
     rnr_wait: bool,
+    /// The WQE being transmitted, decoded once (slot index, copy).
+    cur: Option<(u32, SendWqe)>,
     // responder
     resp_psn: Psn,
     msn: u32,
@@ -165,6 +168,8 @@ pub(crate) struct Qp {
     max_inline: u32,
     max_recv_sge: u32,
     timer: Timer<Qp>,
+    /// Requester work deferred from softirq (ACKs, timer) to any CPU.
+    send_work: Work<Qp>,
     #[pin]
     st: SpinLockBh<State>,
 }
@@ -239,6 +244,7 @@ impl Qp {
                 max_inline,
                 max_recv_sge,
                 timer: Timer::new()?,
+                send_work: Work::new()?,
                 st <- new_spinlock_bh!(State {
                     state: qps::RESET,
                     access: 0,
@@ -263,6 +269,7 @@ impl Qp {
                     retries_left: 0,
                     rnr_left: 0,
                     rnr_wait: false,
+                    cur: None,
                     resp_psn: Psn::new(0),
                     msn: 0,
                     nak_sent: false,
@@ -281,8 +288,10 @@ impl Qp {
             }
         };
         qp.timer.bind(&qp);
+        qp.send_work.bind(&qp);
         if let Err(e) = dev.insert_qp(qpn, qp.clone()) {
             qp.timer.shutdown();
+            qp.send_work.shutdown();
             dev.free_qpn(qpn);
             return Err(e);
         }
@@ -292,8 +301,10 @@ impl Qp {
     /// Stops every packet-path user of the QP (destroy).
     pub(crate) fn shutdown(&self) {
         self.dev.remove_qp(self.qpn);
+        // After this no packet, timer or work item touches the QP's queues again.
         self.st.lock().state = qps::RESET;
         self.timer.shutdown();
+        self.send_work.shutdown();
         self.dev.free_qpn(self.qpn);
     }
 
@@ -453,6 +464,7 @@ impl Qp {
         self.rq.publish_consumer(st.rq_cons);
         st.recv = None;
         st.write = None;
+        st.cur = None;
         st.rd_outstanding = 0;
         st.rnr_wait = false;
         st.nak_sent = false;
@@ -568,7 +580,11 @@ impl Qp {
             if i == self.sq.producer() {
                 break;
             }
-            let Ok(wqe) = self.decode_slot(i) else {
+            let cached = match st.cur.take() {
+                Some((ci, w)) if ci == i => Ok(w),
+                _ => self.decode_slot(i),
+            };
+            let Ok(wqe) = cached else {
                 self.fail_at(st, i, wc_status::LOC_QP_OP_ERR);
                 break;
             };
@@ -587,6 +603,8 @@ impl Qp {
                     sent_any = true;
                     if done {
                         st.sq_next = self.sq.geom.next(i);
+                    } else {
+                        st.cur = Some((i, wqe));
                     }
                 }
                 Err(status) => {
@@ -670,16 +688,14 @@ impl Qp {
                 reth: Some(reth),
                 ..Ext::default()
             };
-            self.dev
-                .xmit(
-                    path,
-                    &TxPkt {
-                        bth,
-                        ext,
-                        payload: &[],
-                    },
-                )
-                .map_err(|_| wc_status::LOC_QP_OP_ERR)?;
+            self.dev.xmit(
+                path,
+                &TxPkt {
+                    bth,
+                    ext,
+                    payload: Payload::None,
+                },
+            )?;
             if slot.got == 0 && !st.slots.get(i as usize).is_some_and(|s| s.started) {
                 st.rd_outstanding += 1;
             }
@@ -696,11 +712,6 @@ impl Qp {
         let first = slot.sent == 0;
         let last = n == remaining;
         let opcode = rc::opcode(kind, first, last);
-        let mut payload = [0u8; 4096];
-        let data = payload
-            .get_mut(..n as usize)
-            .ok_or(wc_status::LOC_LEN_ERR)?;
-        self.gather(wqe, slot.sent, data)?;
         st.noack += 1;
         let ack_req = last || st.noack >= rc::MAX_PKT_PER_ACK;
         if ack_req {
@@ -709,7 +720,9 @@ impl Qp {
         let info = crate::proto::opcode::info(opcode).ok_or(wc_status::LOC_QP_OP_ERR)?;
         let bth = Bth {
             opcode,
-            se: last && wqe.flags & send_flags::SOLICITED != 0 && info.has(f::IMMDT | f::SEND),
+            se: last
+                && wqe.flags & send_flags::SOLICITED != 0
+                && (info.has(f::SEND) || info.has(f::IMMDT)),
             pkey: 0xffff,
             dqpn: dest,
             ack_req,
@@ -727,16 +740,16 @@ impl Qp {
             ieth: info.has(f::IETH).then_some(wqe.ex),
             ..Ext::default()
         };
-        self.dev
-            .xmit(
-                path,
-                &TxPkt {
-                    bth,
-                    ext,
-                    payload: data,
-                },
-            )
-            .map_err(|_| wc_status::LOC_QP_OP_ERR)?;
+        let sent = slot.sent;
+        let fill = |d: &mut [u8]| self.gather(wqe, sent, d);
+        self.dev.xmit(
+            path,
+            &TxPkt {
+                bth,
+                ext,
+                payload: Payload::Fill(n as usize, &fill),
+            },
+        )?;
         st.req_psn = psn.add(1);
         slot.sent += n;
         if let Some(s) = st.slots.get_mut(i as usize) {
@@ -785,7 +798,7 @@ impl Qp {
     }
 
     /// Copies `data` into the scatter list `sge` at byte offset `off`.
-    fn scatter(&self, sge: &[uapi::Sge], off: u32, data: &mut [u8]) -> Option<()> {
+    fn scatter(&self, sge: &[uapi::Sge], off: u32, data: &[u8]) -> Option<()> {
         let mut skip = off;
         let mut done = 0usize;
         for s in sge {
@@ -800,7 +813,7 @@ impl Qp {
             let mr = self.dev.lookup_mr(s.lkey, self.pd, access::LOCAL_WRITE)?;
             mr.write(
                 s.addr.wrapping_add(u64::from(skip)),
-                data.get_mut(done..done + n)?,
+                data.get(done..done + n)?,
             )?;
             done += n;
             skip = 0;
@@ -844,6 +857,7 @@ impl Qp {
         if found {
             st.req_psn = psn;
         }
+        st.cur = None;
     }
 
     // ---------------------------------------------------------------- completer
@@ -880,7 +894,7 @@ impl Qp {
                         self.ack_upto(&mut st, psn, false);
                         self.rewind(&mut st, psn);
                         self.dev.stats.retransmits.inc();
-                        self.req_run(&mut st);
+                        self.send_work.queue();
                         return;
                     }
                     Syndrome::Nak(code) => {
@@ -907,7 +921,10 @@ impl Qp {
         }
         st.retries_left = st.retry_cnt;
         st.rnr_left = st.rnr_retry;
-        self.req_run(&mut st);
+        // Sending more is requester work: leave the softirq to another CPU.
+        if self.sq.producer() != st.sq_next || st.rnr_wait {
+            self.send_work.queue();
+        }
     }
 
     /// Completes every SEND/WRITE whose last PSN is covered (inclusive if `incl`).
@@ -958,11 +975,7 @@ impl Qp {
             self.fail(st, wc_status::LOC_QP_OP_ERR);
             return;
         };
-        let mut buf = [0u8; 4096];
-        let Some(data) = buf.get_mut(..pkt.payload.len()) else {
-            return;
-        };
-        data.copy_from_slice(pkt.payload);
+        let data = pkt.payload;
         if off.saturating_add(data.len() as u32) > s.length
             || self
                 .scatter(sge.get(..num).unwrap_or(&[]), off, data)
@@ -1076,7 +1089,7 @@ impl Qp {
             &TxPkt {
                 bth,
                 ext,
-                payload: &[],
+                payload: Payload::None,
             },
         );
     }
@@ -1110,11 +1123,7 @@ impl Qp {
         let Some(ctx) = st.recv.as_mut() else {
             return Err(Syndrome::Nak(NakCode::InvalidRequest));
         };
-        let mut buf = [0u8; 4096];
-        let data = buf
-            .get_mut(..pkt.payload.len())
-            .ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
-        data.copy_from_slice(pkt.payload);
+        let data = pkt.payload;
         let (wqe, off) = (ctx.wqe, ctx.offset);
         if off.saturating_add(data.len() as u32) > wqe.length
             || self
@@ -1195,10 +1204,7 @@ impl Qp {
             return Err(Syndrome::Nak(NakCode::InvalidRequest));
         }
         if n > 0 {
-            let mut buf = [0u8; 4096];
-            let data = buf.get_mut(..n as usize).ok_or(acc)?;
-            data.copy_from_slice(pkt.payload);
-            w.mr.as_ref().ok_or(acc)?.write(w.va, data).ok_or(acc)?;
+            w.mr.as_ref().ok_or(acc)?.write(w.va, pkt.payload).ok_or(acc)?;
         }
         w.va = w.va.wrapping_add(u64::from(n));
         w.resid -= n;
@@ -1256,17 +1262,15 @@ impl Qp {
         let Some(path) = st.path.as_ref() else {
             return Ok(());
         };
-        let mut buf = [0u8; 4096];
         for k in 0..n {
             let off = k * mtu;
             let len = (reth.len - off.min(reth.len)).min(mtu);
-            let data = buf.get_mut(..len as usize).ok_or(acc)?;
-            if len > 0 {
-                mr.as_ref()
-                    .ok_or(acc)?
-                    .read(reth.va.wrapping_add(u64::from(off)), data)
-                    .ok_or(acc)?;
-            }
+            let va = reth.va.wrapping_add(u64::from(off));
+            let mr = mr.as_ref();
+            let fill = |d: &mut [u8]| {
+                mr.and_then(|m| m.read(va, d))
+                    .ok_or(wc_status::REM_ACCESS_ERR)
+            };
             let opcode = rc::read_resp_opcode(k, n);
             let info = crate::proto::opcode::info(opcode).ok_or(acc)?;
             let bth = Bth {
@@ -1284,14 +1288,12 @@ impl Qp {
                 }),
                 ..Ext::default()
             };
-            let _ = self.dev.xmit(
-                path,
-                &TxPkt {
-                    bth,
-                    ext,
-                    payload: data,
-                },
-            );
+            let payload = if len == 0 {
+                Payload::None
+            } else {
+                Payload::Fill(len as usize, &fill)
+            };
+            let _ = self.dev.xmit(path, &TxPkt { bth, ext, payload });
         }
         if fresh {
             st.resp_psn = pkt.bth.psn.add(n);
@@ -1308,7 +1310,7 @@ impl TimerHandler for Qp {
         }
         if st.rnr_wait {
             st.rnr_wait = false;
-            self.req_run(&mut st);
+            self.send_work.queue();
             return;
         }
         if st.req_psn == st.comp_psn {
@@ -1325,6 +1327,13 @@ impl TimerHandler for Qp {
         let p = st.comp_psn;
         self.rewind(&mut st, p);
         self.dev.stats.retransmits.inc();
+        self.send_work.queue();
+    }
+}
+
+impl WorkHandler for Qp {
+    fn work_run(&self) {
+        let mut st = self.st.lock();
         self.req_run(&mut st);
     }
 }

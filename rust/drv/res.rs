@@ -86,9 +86,9 @@ impl Mr {
     }
 
     /// Copies `buf` into the MR at `va`.
-    pub(crate) fn write(&self, va: u64, buf: &mut [u8]) -> Option<()> {
+    pub(crate) fn write(&self, va: u64, buf: &[u8]) -> Option<()> {
         let off = self.offset(va, buf.len())?;
-        self.umem.copy(off, buf, true)
+        self.umem.copy_in(off, buf)
     }
 
     /// Copies from the MR at `va` into `buf`.

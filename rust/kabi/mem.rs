@@ -84,6 +84,24 @@ impl Umem {
         Some(())
     }
 
+    /// Copies `src` into the region at byte offset `off`. `None` if out of range.
+    pub(crate) fn copy_in(&self, off: usize, src: &[u8]) -> Option<()> {
+        let page = kernel::page::PAGE_SIZE;
+        let mut done = 0usize;
+        while done < src.len() {
+            let pos = off.checked_add(done)?;
+            let addr = self.page(pos / page)?;
+            let in_page = pos % page;
+            let n = (page - in_page).min(src.len() - done);
+            let chunk = src.get(done..done + n)?;
+            // SAFETY: `addr + in_page .. + n` lies inside one pinned page; C memcpy because
+            // userspace may access the page concurrently.
+            unsafe { b::rrxe_memcpy((addr + in_page) as *mut kernel::ffi::c_void, chunk.as_ptr().cast(), n) };
+            done += n;
+        }
+        Some(())
+    }
+
     /// Runs an 8-byte atomic on the region at byte offset `off` (8-byte aligned).
     pub(crate) fn atomic(&self, off: usize, f: AtomicOp) -> Option<u64> {
         let page = kernel::page::PAGE_SIZE;

@@ -12,6 +12,7 @@ pub(crate) mod skb;
 pub(crate) mod timer;
 pub(crate) mod udp;
 pub(crate) mod verbs;
+pub(crate) mod work;
 
 /// Number of possible CPUs (the completion-vector count of a software device).
 pub(crate) fn num_possible_cpus() -> u32 {

@@ -11,6 +11,7 @@
 #include <linux/udp.h>
 #include <linux/vmalloc.h>
 #include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <linux/uaccess.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
@@ -471,6 +472,23 @@ void rrxe_cq_event(struct ib_cq *cq, int event)
 
 	if (cq->event_handler)
 		cq->event_handler(&ev, cq->cq_context);
+}
+
+/* ---- work items ---- */
+
+void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *))
+{
+	INIT_WORK(work, fn);
+}
+
+bool rrxe_work_queue(struct work_struct *work)
+{
+	return queue_work(system_unbound_wq, work);
+}
+
+bool rrxe_work_cancel_sync(struct work_struct *work)
+{
+	return cancel_work_sync(work);
 }
 
 /* ---- hw counters ---- */

@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/env.sh"
 mode=${1:-check}
 KB=$(bash "$here/scripts/kernel.sh") || exit 1
-[ -f "$here/rrxe.ko" ] || [ "$mode" = capture ] || { echo "bench: $here/rrxe.ko missing (make module)" >&2; exit 1; }
+[ -f "$here/rrxe.ko" ] || [ "$mode" = capture ] || [ "${RRXE_PROVIDER:-rrxe}" != rrxe ] || { echo "bench: $here/rrxe.ko missing (make module)" >&2; exit 1; }
 
 vm_timeout=${RRXE_VM_TIMEOUT:-1800}
 cpus=${RRXE_VM_CPUS:-2}
@@ -57,7 +57,7 @@ pick_accel() {
 accel=$(pick_accel)
 echo "bench: booting $KB ($accel, $cpus vCPUs, $mem) for '$mode'" >&2
 start=$(date +%s)
-qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} </dev/null 2>&1 | tee "$out/console.log" |
+qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} </dev/null 2>&1 | tee "$out/console.log" |
 	sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/\r$//' | grep --line-buffered -v -E '^\s*$'
 qrc=${PIPESTATUS[0]}
 took=$(($(date +%s) - start))

@@ -68,6 +68,7 @@ case "$RRXE_MODE" in
 check) bash selftests/lib/runner.sh >/tmp/out/results.tap; rc=$? ;;
 demo) bash selftests/lib/demo.sh; rc=$? ;;
 capture) bash selftests/lib/capture-rxe.sh; rc=$? ;;
+perf) bash selftests/lib/perf.sh; rc=$? ;;
 *) echo "init: unknown RRXE_MODE '$RRXE_MODE'"; rc=2 ;;
 esac
 dmesg >/tmp/out/dmesg.txt

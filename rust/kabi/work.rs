@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A work item on the unbound system workqueue that calls back into a driver object
+//! (process context, may run on any CPU).
+
+use crate::sys as b;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// Runs deferred work.
+pub(crate) trait WorkHandler: Sync + 'static {
+    /// The work item ran.
+    fn work_run(&self);
+}
+
+#[repr(C)]
+struct WorkBox<T> {
+    work: Opaque<b::work_struct>,
+    ctx: AtomicPtr<T>,
+}
+
+/// A work item bound to an object of type `T` that outlives it: the owner stops new
+/// queueing (e.g. by a state change under its lock) and then calls [`Work::shutdown`]
+/// from process context before the object can go away.
+pub(crate) struct Work<T: WorkHandler>(Pin<KBox<WorkBox<T>>>);
+
+// SAFETY: the work item is driven by the workqueue core; `ctx` is atomic.
+unsafe impl<T: WorkHandler> Send for Work<T> {}
+// SAFETY: as above.
+unsafe impl<T: WorkHandler> Sync for Work<T> {}
+
+unsafe extern "C" fn run<T: WorkHandler>(w: *mut b::work_struct) {
+    // SAFETY: `w` is the first field of a live `WorkBox<T>` (shutdown waits for us).
+    let wb = unsafe { &*w.cast::<WorkBox<T>>() };
+    let ctx = wb.ctx.load(Ordering::Acquire);
+    if !ctx.is_null() {
+        // SAFETY: `ctx` stays alive until `shutdown` clears it and waits for this call.
+        unsafe { (*ctx).work_run() };
+    }
+}
+
+impl<T: WorkHandler> Work<T> {
+    /// An unbound work item.
+    pub(crate) fn new() -> Result<Self> {
+        let wb = KBox::pin(
+            WorkBox {
+                work: Opaque::zeroed(),
+                ctx: AtomicPtr::new(core::ptr::null_mut()),
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: the box is pinned for the work item's lifetime.
+        unsafe { b::rrxe_work_init(wb.work.get(), Some(run::<T>)) };
+        Ok(Work(wb))
+    }
+
+    /// Binds the work item to `ctx`, which must stay alive until [`Work::shutdown`].
+    pub(crate) fn bind(&self, ctx: &T) {
+        self.0.ctx.store(core::ptr::from_ref(ctx).cast_mut(), Ordering::Release);
+    }
+
+    /// Queues the work (no-op if already queued). Any context.
+    pub(crate) fn queue(&self) {
+        // SAFETY: initialised in `new`.
+        unsafe { b::rrxe_work_queue(self.0.work.get()) };
+    }
+
+    /// Stops the work for good and waits for a running instance (process context).
+    pub(crate) fn shutdown(&self) {
+        self.0.ctx.store(core::ptr::null_mut(), Ordering::Release);
+        // SAFETY: initialised in `new`; sleeps until a running instance finishes.
+        unsafe { b::rrxe_work_cancel_sync(self.0.work.get()) };
+    }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `make bench`: the same perftest/iperf3 set on rrxe, rdma_rxe and siw, one boot each
+# (rrxe and rdma_rxe never share a kernel), then one table with the ratios.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/scripts/env.sh"
+res=$(mktemp -d)
+trap 'rm -rf "$res"' EXIT
+for p in rrxe rxe siw; do
+	echo "== bench: $p" >&2
+	RRXE_PROVIDER=$p RRXE_KEEP_OUT="$res/$p" bash "$here/selftests/lib/bench.sh" perf >"$res/$p.log" 2>&1 ||
+		echo "bench: the $p run reported a problem (see below)" >&2
+	grep -E '^[a-z0-9_]+ ' "$res/$p/perf.txt" 2>/dev/null >&2 || tail -20 "$res/$p.log" >&2
+done
+python3 - "$res" <<'PY'
+import os, sys
+res = sys.argv[1]
+def load(p):
+    d = {}
+    try:
+        for line in open(os.path.join(res, p, "perf.txt")):
+            k, v = line.split()
+            d[k] = v
+    except OSError:
+        pass
+    return d
+r, x, s = load("rrxe"), load("rxe"), load("siw")
+rows = [("ib_write_bw 64 KiB, 1 QP (MB/s)", "write_bw_64k_1qp", True),
+        ("ib_write_bw 64 KiB, 4 QPs (MB/s)", "write_bw_64k_4qp", True),
+        ("ib_read_bw 64 KiB (MB/s)", "read_bw_64k", True),
+        ("ib_send_bw 4 KiB (MB/s)", "send_bw_4k", True),
+        ("ib_write_lat 8 B, typical (us)", "write_lat_8b", False),
+        ("iperf3 TCP over the same veth (MB/s)", "iperf3_tcp", True)]
+def num(d, k):
+    try:
+        return float(d.get(k, ""))
+    except ValueError:
+        return None
+def ratio(a, b):
+    return "-" if a is None or b is None or b == 0 else "%.2f" % (a / b)
+print("| test | rrxe | rdma_rxe | siw (-R) | rrxe/rdma_rxe | rrxe/siw |")
+print("|---|---|---|---|---|---|")
+for name, k, _ in rows:
+    a, b, c = num(r, k), num(x, k), num(s, k)
+    f = lambda v: "FAIL" if v is None else "%g" % v
+    print("| %s | %s | %s | %s | %s | %s |" % (name, f(a), f(b), f(c), ratio(a, b), ratio(a, c)))
+PY

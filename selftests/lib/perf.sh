@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest job of `make bench` (RRXE_MODE=perf): one provider per boot (RRXE_PROVIDER = rrxe,
+# rxe or siw), two namespaces over veth, perftest and iperf3. Writes "metric value" lines
+# to /tmp/out/perf.txt. Never run by `make check`.
+cd "$(dirname "$0")/.." || exit 1
+. lib/ktap.sh
+prov=${RRXE_PROVIDER:-rrxe}
+dur=${RRXE_BENCH_SECONDS:-5}
+out=/tmp/out/perf.txt
+: >"$out"
+hosts_up
+modprobe ib_uverbs
+case $prov in
+rrxe) devs_up; d0=rrxe0 d1=rrxe1 opt="-x 1" ;;
+rxe)
+	modprobe rdma_rxe
+	in0 rdma link add rxe0 type rxe netdev va
+	in1 rdma link add rxe1 type rxe netdev vb
+	d0=rxe0 d1=rxe1 opt="-x 1"
+	sleep 2 ;;
+siw)
+	modprobe siw
+	modprobe rdma_ucm
+	in0 rdma link add siw0 type siw netdev va
+	in1 rdma link add siw1 type siw netdev vb
+	d0=siw0 d1=siw1 opt="-R"
+	sleep 2 ;;
+esac
+[ "$prov" = rxe ] || modprobe rdma_ucm 2>/dev/null
+run() { # run <metric> <tool> <args...>
+	local metric=$1 tool=$2
+	shift 2
+	ip netns exec ns1 timeout 120 "$tool" -d $d1 -F $opt "$@" >/tmp/b.srv 2>&1 &
+	local srv=$!
+	wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
+	ip netns exec ns0 timeout 120 "$tool" -d $d0 -F $opt "$@" "$IP1" >/tmp/b.cli 2>&1
+	wait $srv
+	local v
+	case $tool in
+	*_lat) v=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $5; exit }' /tmp/b.cli) ;;
+	*) v=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $4; exit }' /tmp/b.cli) ;;
+	esac
+	echo "$metric ${v:-FAIL}" | tee -a "$out"
+	[ -n "$v" ] || tail -5 /tmp/b.cli
+}
+run write_bw_64k_1qp ib_write_bw -s 65536 -D "$dur"
+run write_bw_64k_4qp ib_write_bw -s 65536 -D "$dur" -q 4
+run read_bw_64k ib_read_bw -s 65536 -D "$dur"
+run send_bw_4k ib_send_bw -s 4096 -D "$dur"
+run write_lat_8b ib_write_lat -s 8 -D "$dur"
+ip netns exec ns1 iperf3 -s -1 >/dev/null 2>&1 &
+wait_for "ip netns exec ns1 ss -ltn | grep -q ':5201 '" 10
+v=$(ip netns exec ns0 iperf3 -c "$IP1" -t "$dur" -J 2>/dev/null |
+	python3 -c 'import json,sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e6, 1))' 2>/dev/null)
+echo "iperf3_tcp ${v:-FAIL}" | tee -a "$out"
