@@ -104,8 +104,6 @@ void *rrxe_page_address(struct page *page);
 
 /* copies between kernel buffers and memory that userspace may be writing concurrently */
 void rrxe_memcpy(void *dst, const void *src, size_t len);
-u64 rrxe_atomic_cmpxchg64(u64 *addr, u64 old, u64 new_val);
-u64 rrxe_atomic_fetch_add64(u64 *addr, u64 add);
 u32 rrxe_load_acquire32(const u32 *addr);
 void rrxe_store_release32(u32 *addr, u32 val);
 
@@ -117,9 +115,7 @@ u64 rrxe_mmap_entry_offset(const struct rdma_user_mmap_entry *entry);
 
 /* udata */
 int rrxe_udata_copy_to(struct ib_udata *udata, const void *src, size_t len);
-int rrxe_udata_copy_from(void *dst, struct ib_udata *udata, size_t len);
 struct ib_ucontext *rrxe_udata_ucontext(struct ib_udata *udata);
-int rrxe_copy_to_user(u64 uaddr, const void *src, size_t len);
 
 /* completion and async events */
 void rrxe_cq_comp_handler(struct ib_cq *cq);
@@ -138,6 +134,5 @@ void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value);
 void rrxe_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));
 unsigned long rrxe_jiffies(void);
 unsigned long rrxe_usecs_to_jiffies(u64 usecs);
-u64 rrxe_ktime_ns(void);
 
 #endif /* RRXE_SHIM_H */

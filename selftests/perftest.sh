@@ -24,6 +24,10 @@ pt() { # pt <tool> <args...>: server in ns1, client in ns0
 		echo "# $tool client rc=$c server rc=$s"
 		sed 's/^/# cli: /' /tmp/pt.cli | tail -6
 		sed 's/^/# srv: /' /tmp/pt.srv | tail -4
+		for d in rrxe0 rrxe1; do
+			echo "# $d: $(rdma statistic show link $d/1 | tr ' ' '\n' | paste -sd' ' | tr -s ' ')"
+		done
+		dmesg | tail -5 | sed 's/^/# dmesg: /'
 		return 1
 	fi
 	echo "# $tool $*: $res"

@@ -54,7 +54,10 @@ pub(crate) enum Payload<'a> {
     None,
     /// `len` bytes produced by a filler (gathered from memory regions); `Err` carries the
     /// completion status to report.
-    Fill(usize, &'a dyn Fn(&mut [u8]) -> core::result::Result<(), u32>),
+    Fill(
+        usize,
+        &'a dyn Fn(&mut [u8]) -> core::result::Result<(), u32>,
+    ),
 }
 
 /// One packet to send: BTH, extension headers and payload.
@@ -76,13 +79,15 @@ impl DevShared {
         };
         let pad = usize::from(p.bth.pad);
         let total = hlen + plen + pad + ICRC_LEN;
-        let mut skb = SkBuff::alloc_tx(path.dst.dev(), u32::try_from(total).map_err(|_| E)?).map_err(|_| E)?;
+        let mut skb = SkBuff::alloc_tx(path.dst.dev(), u32::try_from(total).map_err(|_| E)?)
+            .map_err(|_| E)?;
         let mut r = Ok(());
         skb.put_with(total, |buf| {
             if write_headers(&p.bth, &p.ext, buf).is_err() {
                 r = Err(E);
             }
-            if let (Payload::Fill(n, fill), Some(d)) = (&p.payload, buf.get_mut(hlen..hlen + plen)) {
+            if let (Payload::Fill(n, fill), Some(d)) = (&p.payload, buf.get_mut(hlen..hlen + plen))
+            {
                 if *n == d.len() {
                     r = r.and(fill(d));
                 }

@@ -9,8 +9,8 @@ use super::res::{access, Cq, Mr};
 use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
 use crate::kabi::mem::UserBuf;
 use crate::kabi::timer::{Timer, TimerHandler};
-use crate::kabi::work::{Work, WorkHandler};
 use crate::kabi::verbs::{Av, Mmap, Udata};
+use crate::kabi::work::{Work, WorkHandler};
 use crate::proto::bth::Bth;
 use crate::proto::exthdr::{Aeth, NakCode, Reth, Syndrome};
 use crate::proto::opcode::{flags as f, op};
@@ -28,11 +28,9 @@ use kernel::sync::Arc;
 /// QP states (`enum ib_qp_state`).
 pub(crate) mod qps {
     pub(crate) const RESET: u32 = 0;
-    pub(crate) const INIT: u32 = 1;
     pub(crate) const RTR: u32 = 2;
     pub(crate) const RTS: u32 = 3;
     pub(crate) const SQD: u32 = 4;
-    pub(crate) const SQE: u32 = 5;
     pub(crate) const ERR: u32 = 6;
 }
 
@@ -49,15 +47,7 @@ struct Ring {
 impl Ring {
     fn new(depth: u32, elem: usize, udata: &Udata) -> Result<(Ring, [u8; 16])> {
         let geom = RingGeom::new(depth, elem, MAX_QP_WR).ok_or(EINVAL)?;
-        let buf = Arc::new(UserBuf::new(geom.bytes())?, GFP_KERNEL)?;
-        buf.write(0, &geom.log2_slot.to_le_bytes()).ok_or(EINVAL)?;
-        buf.write(4, &geom.mask.to_le_bytes()).ok_or(EINVAL)?;
-        let (mmap, off) = Mmap::insert(udata.ucontext(), buf.clone())?;
-        let size = u32::try_from(buf.len().next_multiple_of(kernel::page::PAGE_SIZE))
-            .map_err(|_| EINVAL)?;
-        let mut mi = [0u8; 16];
-        mi[0..8].copy_from_slice(&off.to_le_bytes());
-        mi[8..12].copy_from_slice(&size.to_le_bytes());
+        let (buf, mmap, mi) = super::res::publish_ring(&geom, udata)?;
         Ok((
             Ring {
                 buf,
@@ -144,6 +134,9 @@ struct State {
     rnr_wait: bool,
     /// The WQE being transmitted, decoded once (slot index, copy).
     cur: Option<(u32, SendWqe)>,
+    /// The PSN the requester last went back to because a READ response skipped ahead
+    /// (one re-request per gap, not one per out-of-order packet).
+    read_gap: Option<Psn>,
     // responder
     resp_psn: Psn,
     msn: u32,
@@ -270,6 +263,7 @@ impl Qp {
                     rnr_left: 0,
                     rnr_wait: false,
                     cur: None,
+                    read_gap: None,
                     resp_psn: Psn::new(0),
                     msn: 0,
                     nak_sent: false,
@@ -950,7 +944,18 @@ impl Qp {
             }
             self.complete_send(st, wc_status::SUCCESS);
         }
-        let next = if incl { psn.add(1) } else { psn };
+        let mut next = if incl { psn.add(1) } else { psn };
+        // An ACK or NAK covers requests the responder received, not READ responses we
+        // still expect: never move past the first missing response of an incomplete READ
+        // (its remaining responses would be discarded as stale and the READ would stall).
+        if let Some(s) = st.slots.get(st.sq_cons as usize) {
+            if s.started && s.opcode == uapi::wr::RDMA_READ {
+                let expect = s.first_psn.add(s.got / st.mtu.max(1));
+                if next.after(expect) {
+                    next = expect;
+                }
+            }
+        }
         if next.after(st.comp_psn) && !next.after(st.req_psn) {
             st.comp_psn = next;
         }
@@ -964,6 +969,15 @@ impl Qp {
         let psn = pkt.bth.psn;
         if !s.started || s.opcode != uapi::wr::RDMA_READ || psn != st.comp_psn {
             self.dev.stats.dup_or_ooo_resp.inc();
+            // A response beyond the expected PSN means responses were lost: ask again from
+            // the first missing one now instead of waiting for the retransmit timer.
+            if s.started && psn.after(st.comp_psn) && st.read_gap != Some(st.comp_psn) {
+                let p = st.comp_psn;
+                st.read_gap = Some(p);
+                self.rewind(st, p);
+                self.dev.stats.retransmits.inc();
+                self.send_work.queue();
+            }
             return;
         }
         let off = psn.diff(s.first_psn).max(0) as u32 * st.mtu;
@@ -989,11 +1003,11 @@ impl Qp {
             sl.got = got;
         }
         st.comp_psn = psn.add(1);
-        let last = matches!(
-            pkt.info.opcode,
-            op::RC_READ_RESP_LAST | op::RC_READ_RESP_ONLY
-        );
-        if last && got >= s.length {
+        // Responses are accepted only in PSN order and every response of every request
+        // for this WQE maps PSN to offset the same way, so once all bytes are in, the READ
+        // is complete, whichever response (a re-requested tail ends with LAST, a replay of
+        // the original request may not) delivered them.
+        if got >= s.length {
             st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
             self.complete_send(st, wc_status::SUCCESS);
         }
@@ -1170,25 +1184,33 @@ impl Qp {
         Ok(false)
     }
 
+    /// The MR a RETH names, after the QP's and the MR's access checks and the bounds
+    /// check; `None` for a zero-length operation (which touches no memory).
+    fn remote_mr(
+        &self,
+        st: &State,
+        reth: &Reth,
+        need: i32,
+    ) -> core::result::Result<Option<Arc<Mr>>, Syndrome> {
+        let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
+        if st.access & need == 0 {
+            return Err(acc);
+        }
+        if reth.len == 0 {
+            return Ok(None);
+        }
+        let mr = self.dev.lookup_mr(reth.rkey, self.pd, need).ok_or(acc)?;
+        if !mr.covers(reth.va, u64::from(reth.len)) {
+            return Err(acc);
+        }
+        Ok(Some(mr))
+    }
+
     fn recv_write(&self, st: &mut State, pkt: &Packet<'_>) -> core::result::Result<bool, Syndrome> {
         let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
         if pkt.info.has(f::FIRST) {
             let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
-            if st.access & access::REMOTE_WRITE == 0 {
-                return Err(acc);
-            }
-            let mr = if reth.len == 0 {
-                None
-            } else {
-                let mr = self
-                    .dev
-                    .lookup_mr(reth.rkey, self.pd, access::REMOTE_WRITE)
-                    .ok_or(acc)?;
-                if !mr.covers(reth.va, u64::from(reth.len)) {
-                    return Err(acc);
-                }
-                Some(mr)
-            };
+            let mr = self.remote_mr(st, &reth, access::REMOTE_WRITE)?;
             st.write = Some(WriteCtx {
                 mr,
                 va: reth.va,
@@ -1204,7 +1226,10 @@ impl Qp {
             return Err(Syndrome::Nak(NakCode::InvalidRequest));
         }
         if n > 0 {
-            w.mr.as_ref().ok_or(acc)?.write(w.va, pkt.payload).ok_or(acc)?;
+            w.mr.as_ref()
+                .ok_or(acc)?
+                .write(w.va, pkt.payload)
+                .ok_or(acc)?;
         }
         w.va = w.va.wrapping_add(u64::from(n));
         w.resid -= n;
@@ -1237,23 +1262,8 @@ impl Qp {
         pkt: &Packet<'_>,
         fresh: bool,
     ) -> core::result::Result<(), Syndrome> {
-        let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
         let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
-        if st.access & access::REMOTE_READ == 0 {
-            return Err(acc);
-        }
-        let mr = if reth.len == 0 {
-            None
-        } else {
-            let mr = self
-                .dev
-                .lookup_mr(reth.rkey, self.pd, access::REMOTE_READ)
-                .ok_or(acc)?;
-            if !mr.covers(reth.va, u64::from(reth.len)) {
-                return Err(acc);
-            }
-            Some(mr)
-        };
+        let mr = self.remote_mr(st, &reth, access::REMOTE_READ)?;
         let mtu = st.mtu;
         let n = rc::packets(reth.len, mtu);
         if fresh {
@@ -1272,7 +1282,8 @@ impl Qp {
                     .ok_or(wc_status::REM_ACCESS_ERR)
             };
             let opcode = rc::read_resp_opcode(k, n);
-            let info = crate::proto::opcode::info(opcode).ok_or(acc)?;
+            let info =
+                crate::proto::opcode::info(opcode).ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
             let bth = Bth {
                 opcode,
                 pkey: 0xffff,

@@ -104,10 +104,25 @@ impl Mr {
             .and_then(|n| self.offset(va, n))
             .is_some()
     }
+}
 
-    pub(crate) fn pages(&self) -> usize {
-        self.umem.num_pages()
-    }
+/// Allocates a ring of geometry `geom`, writes its header and publishes it for mmap in
+/// the caller's context; returns the buffer, its mmap entry and the `mminfo` for the
+/// provider response (offset, size, pad).
+pub(crate) fn publish_ring(
+    geom: &RingGeom,
+    udata: &Udata,
+) -> Result<(Arc<UserBuf>, Mmap, [u8; 16])> {
+    let buf = Arc::new(UserBuf::new(geom.bytes())?, GFP_KERNEL)?;
+    buf.write(0, &geom.log2_slot.to_le_bytes()).ok_or(EINVAL)?;
+    buf.write(4, &geom.mask.to_le_bytes()).ok_or(EINVAL)?;
+    let (mmap, off) = Mmap::insert(udata.ucontext(), buf.clone())?;
+    let size =
+        u32::try_from(buf.len().next_multiple_of(kernel::page::PAGE_SIZE)).map_err(|_| EINVAL)?;
+    let mut mi = [0u8; 16];
+    mi[0..8].copy_from_slice(&off.to_le_bytes());
+    mi[8..12].copy_from_slice(&size.to_le_bytes());
+    Ok((buf, mmap, mi))
 }
 
 /// IB CQ notification flags.
@@ -144,15 +159,7 @@ impl Cq {
         if udata.out_len() < 16 {
             return Err(EINVAL);
         }
-        let ring = Arc::new(UserBuf::new(geom.bytes())?, GFP_KERNEL)?;
-        ring.write(0, &geom.log2_slot.to_le_bytes()).ok_or(EINVAL)?;
-        ring.write(4, &geom.mask.to_le_bytes()).ok_or(EINVAL)?;
-        let (mmap, off) = Mmap::insert(udata.ucontext(), ring.clone())?;
-        let size = u32::try_from(ring.len().next_multiple_of(kernel::page::PAGE_SIZE))
-            .map_err(|_| EINVAL)?;
-        let mut mi = [0u8; 16];
-        mi[0..8].copy_from_slice(&off.to_le_bytes());
-        mi[8..12].copy_from_slice(&size.to_le_bytes());
+        let (ring, mmap, mi) = publish_ring(&geom, udata)?;
         udata.respond(&mi)?;
         let cap = geom.capacity();
         let cq = Arc::pin_init(

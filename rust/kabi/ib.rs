@@ -646,7 +646,10 @@ fn stat_count<T: IbDriver>() -> usize {
     T::COUNTERS.len().min(MAX_COUNTERS)
 }
 
-unsafe extern "C" fn alloc_hw_port_stats<T: IbDriver>(_ib: *mut b::ib_device, _port: u32) -> *mut b::rdma_hw_stats {
+unsafe extern "C" fn alloc_hw_port_stats<T: IbDriver>(
+    _ib: *mut b::ib_device,
+    _port: u32,
+) -> *mut b::rdma_hw_stats {
     // SAFETY: the descriptor table is static and filled at module init; ib_core frees the
     // stats struct with the device.
     unsafe {

@@ -48,11 +48,6 @@ impl Umem {
         Ok(Umem { umem, pages })
     }
 
-    /// Number of pages.
-    pub(crate) fn num_pages(&self) -> usize {
-        self.pages.len()
-    }
-
     /// Kernel address of page `i`.
     fn page(&self, i: usize) -> Option<usize> {
         self.pages.get(i).copied()
@@ -96,44 +91,17 @@ impl Umem {
             let chunk = src.get(done..done + n)?;
             // SAFETY: `addr + in_page .. + n` lies inside one pinned page; C memcpy because
             // userspace may access the page concurrently.
-            unsafe { b::rrxe_memcpy((addr + in_page) as *mut kernel::ffi::c_void, chunk.as_ptr().cast(), n) };
+            unsafe {
+                b::rrxe_memcpy(
+                    (addr + in_page) as *mut kernel::ffi::c_void,
+                    chunk.as_ptr().cast(),
+                    n,
+                )
+            };
             done += n;
         }
         Some(())
     }
-
-    /// Runs an 8-byte atomic on the region at byte offset `off` (8-byte aligned).
-    pub(crate) fn atomic(&self, off: usize, f: AtomicOp) -> Option<u64> {
-        let page = kernel::page::PAGE_SIZE;
-        if off % 8 != 0 {
-            return None;
-        }
-        let addr = (self.page(off / page)? + off % page) as *mut u64;
-        // SAFETY: an aligned u64 inside one pinned page; the C helpers use atomic
-        // instructions, which is what the IB atomic semantics require.
-        Some(unsafe {
-            match f {
-                AtomicOp::CmpSwap { compare, swap } => {
-                    b::rrxe_atomic_cmpxchg64(addr, compare, swap)
-                }
-                AtomicOp::FetchAdd(v) => b::rrxe_atomic_fetch_add64(addr, v),
-            }
-        })
-    }
-}
-
-/// An 8-byte remote atomic.
-#[derive(Clone, Copy)]
-pub(crate) enum AtomicOp {
-    /// Compare and swap.
-    CmpSwap {
-        /// Expected value.
-        compare: u64,
-        /// New value.
-        swap: u64,
-    },
-    /// Fetch and add.
-    FetchAdd(u64),
 }
 
 impl Drop for Umem {

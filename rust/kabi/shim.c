@@ -160,18 +160,24 @@ int rrxe_skb_rx_view(struct sk_buff *skb, u8 **l3, unsigned int *l3_len, bool *v
 	return 0;
 }
 
-void rrxe_skb_push_ip4(struct sk_buff *skb, struct dst_entry *dst, __be32 saddr,
-		       __be32 daddr, u8 tos, u8 ttl, u16 sport)
+/* UDP header to port 4791; checksum 0 (the ICRC protects the payload) */
+static void rrxe_push_udp(struct sk_buff *skb, u16 sport)
 {
-	struct udphdr *uh;
-	struct iphdr *iph;
+	struct udphdr *uh = __skb_push(skb, sizeof(*uh));
 
-	uh = __skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
 	uh->source = htons(sport);
 	uh->dest = htons(ROCE_V2_UDP_DPORT);
 	uh->len = htons(skb->len);
 	uh->check = 0;
+}
+
+void rrxe_skb_push_ip4(struct sk_buff *skb, struct dst_entry *dst, __be32 saddr,
+		       __be32 daddr, u8 tos, u8 ttl, u16 sport)
+{
+	struct iphdr *iph;
+
+	rrxe_push_udp(skb, sport);
 
 	skb_scrub_packet(skb, false);
 	skb_clear_hash(skb);
@@ -197,15 +203,9 @@ void rrxe_skb_push_ip6(struct sk_buff *skb, struct dst_entry *dst,
 		       const struct in6_addr *saddr, const struct in6_addr *daddr,
 		       u8 tclass, u8 hop_limit, u16 sport)
 {
-	struct udphdr *uh;
 	struct ipv6hdr *ip6h;
 
-	uh = __skb_push(skb, sizeof(*uh));
-	skb_reset_transport_header(skb);
-	uh->source = htons(sport);
-	uh->dest = htons(ROCE_V2_UDP_DPORT);
-	uh->len = htons(skb->len);
-	uh->check = 0;
+	rrxe_push_udp(skb, sport);
 
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb_dst_set(skb, dst_clone(dst));
@@ -390,16 +390,6 @@ void rrxe_memcpy(void *dst, const void *src, size_t len)
 	memcpy(dst, src, len);
 }
 
-u64 rrxe_atomic_cmpxchg64(u64 *addr, u64 old, u64 new_val)
-{
-	return cmpxchg(addr, old, new_val);
-}
-
-u64 rrxe_atomic_fetch_add64(u64 *addr, u64 add)
-{
-	return atomic64_fetch_add(add, (atomic64_t *)addr);
-}
-
 u32 rrxe_load_acquire32(const u32 *addr)
 {
 	return smp_load_acquire(addr);
@@ -439,19 +429,9 @@ int rrxe_udata_copy_to(struct ib_udata *udata, const void *src, size_t len)
 	return ib_copy_to_udata(udata, (void *)src, len);
 }
 
-int rrxe_udata_copy_from(void *dst, struct ib_udata *udata, size_t len)
-{
-	return ib_copy_from_udata(dst, udata, len);
-}
-
 struct ib_ucontext *rrxe_udata_ucontext(struct ib_udata *udata)
 {
 	return rdma_udata_to_uverbs_attr_bundle(udata)->context;
-}
-
-int rrxe_copy_to_user(u64 uaddr, const void *src, size_t len)
-{
-	return copy_to_user(u64_to_user_ptr(uaddr), src, len) ? -EFAULT : 0;
 }
 
 /* ---- events ---- */
@@ -516,7 +496,3 @@ unsigned long rrxe_usecs_to_jiffies(u64 usecs)
 	return usecs_to_jiffies(usecs);
 }
 
-u64 rrxe_ktime_ns(void)
-{
-	return ktime_get_ns();
-}

@@ -82,9 +82,3 @@ impl<T: TimerHandler> Drop for Timer<T> {
         self.shutdown();
     }
 }
-
-/// Monotonic time in nanoseconds.
-pub(crate) fn now_ns() -> u64 {
-    // SAFETY: no preconditions.
-    unsafe { b::rrxe_ktime_ns() }
-}

@@ -42,11 +42,6 @@ impl<C, T> Shell<C, T> {
     pub(crate) fn data(&self) -> Option<&Arc<T>> {
         self.data.as_ref()
     }
-
-    /// The C object.
-    pub(crate) fn raw(&self) -> *mut C {
-        self.ib.get()
-    }
 }
 
 /// The provider-specific part of a uverbs command.
@@ -80,27 +75,11 @@ impl Udata {
         })
     }
 
-    /// Reads the request tail into `buf`.
-    pub(crate) fn read(&self, buf: &mut [u8]) -> Result {
-        // SAFETY: valid udata; `buf` is writable for its length.
-        kernel::error::to_result(unsafe {
-            b::rrxe_udata_copy_from(buf.as_mut_ptr().cast(), self.0.as_ptr(), buf.len())
-        })
-    }
-
     /// The calling process's ucontext.
     pub(crate) fn ucontext(&self) -> *mut b::ib_ucontext {
         // SAFETY: a driver udata is always embedded in a uverbs attribute bundle.
         unsafe { b::rrxe_udata_ucontext(self.0.as_ptr()) }
     }
-}
-
-/// Writes `bytes` to a user address (the MODIFY_SRQ mminfo pointer).
-pub(crate) fn copy_to_user(uaddr: u64, bytes: &[u8]) -> Result {
-    // SAFETY: copy_to_user validates the user address.
-    kernel::error::to_result(unsafe {
-        b::rrxe_copy_to_user(uaddr, bytes.as_ptr().cast(), bytes.len())
-    })
 }
 
 #[repr(C)]
@@ -219,8 +198,6 @@ pub(crate) struct Av {
     pub(crate) sgid: [u8; 16],
     /// Destination GID.
     pub(crate) dgid: [u8; 16],
-    /// Flow label.
-    pub(crate) flow_label: u32,
     /// Hop limit / TTL.
     pub(crate) hop_limit: u8,
     /// Traffic class / TOS.
@@ -259,7 +236,6 @@ impl Av {
             v6: !v4(&sgid),
             sgid,
             dgid,
-            flow_label: g.flow_label,
             hop_limit: g.hop_limit,
             tclass: g.traffic_class,
             ifindex,

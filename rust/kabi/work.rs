@@ -56,7 +56,9 @@ impl<T: WorkHandler> Work<T> {
 
     /// Binds the work item to `ctx`, which must stay alive until [`Work::shutdown`].
     pub(crate) fn bind(&self, ctx: &T) {
-        self.0.ctx.store(core::ptr::from_ref(ctx).cast_mut(), Ordering::Release);
+        self.0
+            .ctx
+            .store(core::ptr::from_ref(ctx).cast_mut(), Ordering::Release);
     }
 
     /// Queues the work (no-op if already queued). Any context.

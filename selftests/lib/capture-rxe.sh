@@ -13,7 +13,7 @@ sleep 1
 cap() { # cap <file> <gid index> <pingpong args>
 	local f=$1 g=$2
 	shift 2
-	in0 tcpdump -i va -w "/tmp/out/$f" -s 0 udp port 4791 2>/dev/null &
+	in0 tcpdump -Z root -U -i va -w "/tmp/$f" -s 0 udp port 4791 2>/dev/null &
 	local tp=$!
 	sleep 1
 	in1 ibv_rc_pingpong -d rxe1 -g "$g" "$@" &
@@ -24,6 +24,7 @@ cap() { # cap <file> <gid index> <pingpong args>
 	sleep 1
 	kill $tp
 	wait $tp
+	cp "/tmp/$f" /tmp/out/
 }
 cap rxe-v4.pcap 1 -n 2 -s 100
 cap rxe-v6.pcap 2 -n 2 -s 1500 -m 1024
