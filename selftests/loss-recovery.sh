@@ -32,7 +32,7 @@ ip netns exec ns1 tc qdisc replace dev vb root netem loss 2%
 before=$(( $(counter rrxe0 retransmits) + $(counter rrxe1 retransmits) ))
 ktap_check "ib_write_bw 64 KiB under 2% loss" pt ib_write_bw -s 65536 -n 100
 ktap_check "ib_send_bw 64 KiB under 2% loss" pt ib_send_bw -s 65536 -n 100
-ktap_check "ib_read_bw 64 KiB, 1 outstanding, under 2% loss" pt ib_read_bw -s 65536 -n 100 --outs 1
+ktap_check "ib_read_bw 64 KiB, 16 outstanding, under 2% loss" pt ib_read_bw -s 65536 -n 100 --outs 16
 pp_ok() {
 	ip netns exec ns1 timeout 120 ibv_rc_pingpong -d rrxe1 -g 1 -c -n 300 -s 16384 >/tmp/lr.pps 2>&1 &
 	local srv=$!

@@ -141,6 +141,9 @@ struct State {
     resp_psn: Psn,
     msn: u32,
     nak_sent: bool,
+    /// Highest out-of-sequence PSN seen since the last NAK: a packet at or below it is a
+    /// retransmission, which means our NAK was lost and must be sent again.
+    ooo_high: Psn,
     rq_cons: u32,
     recv: Option<RecvCtx>,
     write: Option<WriteCtx>,
@@ -267,6 +270,7 @@ impl Qp {
                     resp_psn: Psn::new(0),
                     msn: 0,
                     nak_sent: false,
+                    ooo_high: Psn::new(0),
                     rq_cons: 0,
                     recv: None,
                     write: None,
@@ -832,7 +836,10 @@ impl Qp {
                 st.sq_next = i;
                 let done_pkts = psn.diff(s.first_psn).max(0) as u32;
                 if s.opcode == uapi::wr::RDMA_READ {
+                    // The re-request starts at `psn`, so it must ask for the data that PSN
+                    // maps to: forget what arrived beyond it (it is simply written again).
                     s.sent = 0;
+                    s.got = s.got.min(done_pkts.saturating_mul(st.mtu));
                 } else {
                     s.sent = done_pkts.saturating_mul(st.mtu).min(s.length);
                 }
@@ -1026,11 +1033,13 @@ impl Qp {
         let d = psn.diff(st.resp_psn);
         if d > 0 {
             self.dev.stats.out_of_seq.inc();
-            if !st.nak_sent {
+            let resent = st.nak_sent && !psn.after(st.ooo_high);
+            if !st.nak_sent || resent {
                 st.nak_sent = true;
                 let e = st.resp_psn;
                 self.send_ack(&st, e, Syndrome::Nak(NakCode::PsnSeqErr));
             }
+            st.ooo_high = psn;
             return;
         }
         if d < 0 {
