@@ -987,7 +987,7 @@ impl Qp {
             }
             return;
         }
-        let off = psn.diff(s.first_psn).max(0) as u32 * st.mtu;
+        let off = (psn.diff(s.first_psn).max(0) as u32).saturating_mul(st.mtu);
         let Ok(wqe) = self.decode_slot(i) else {
             self.fail(st, wc_status::LOC_QP_OP_ERR);
             return;

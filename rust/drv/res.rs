@@ -94,7 +94,7 @@ impl Mr {
     /// Copies from the MR at `va` into `buf`.
     pub(crate) fn read(&self, va: u64, buf: &mut [u8]) -> Option<()> {
         let off = self.offset(va, buf.len())?;
-        self.umem.copy(off, buf, false)
+        self.umem.copy_out(off, buf)
     }
 
     /// Whether `[va, va + n)` lies in the MR.

@@ -53,54 +53,42 @@ impl Umem {
         self.pages.get(i).copied()
     }
 
-    /// Copies between `buf` and the region at byte offset `off` (from the start of the
-    /// first page). `to_mem` chooses the direction. `None` if out of range.
-    pub(crate) fn copy(&self, off: usize, buf: &mut [u8], to_mem: bool) -> Option<()> {
+    /// Calls `f(kernel address, range in the caller's buffer)` for each page-sized piece
+    /// of `[off, off + len)` (`off` from the start of the first page). `None` if out of range.
+    fn chunks(&self, off: usize, len: usize, mut f: impl FnMut(*mut u8, core::ops::Range<usize>)) -> Option<()> {
         let page = kernel::page::PAGE_SIZE;
         let mut done = 0usize;
-        while done < buf.len() {
+        while done < len {
             let pos = off.checked_add(done)?;
             let addr = self.page(pos / page)?;
             let in_page = pos % page;
-            let n = (page - in_page).min(buf.len() - done);
-            let chunk = buf.get_mut(done..done + n)?;
-            let mem = (addr + in_page) as *mut u8;
-            // SAFETY: `mem..mem+n` lies inside one pinned page; `chunk` is our buffer. The
-            // copy goes through C `memcpy` because userspace may write the page concurrently.
-            unsafe {
-                if to_mem {
-                    b::rrxe_memcpy(mem.cast(), chunk.as_ptr().cast(), n);
-                } else {
-                    b::rrxe_memcpy(chunk.as_mut_ptr().cast(), mem.cast(), n);
-                }
-            }
+            let n = (page - in_page).min(len - done);
+            f((addr + in_page) as *mut u8, done..done + n);
             done += n;
         }
         Some(())
     }
 
+    /// Copies from the region at byte offset `off` into `buf`. `None` if out of range.
+    pub(crate) fn copy_out(&self, off: usize, buf: &mut [u8]) -> Option<()> {
+        let len = buf.len();
+        self.chunks(off, len, |mem, r| {
+            if let Some(chunk) = buf.get_mut(r) {
+                // SAFETY: `mem .. mem + chunk.len()` lies inside one pinned page; C memcpy
+                // because userspace may write the page concurrently.
+                unsafe { b::rrxe_memcpy(chunk.as_mut_ptr().cast(), mem.cast(), chunk.len()) };
+            }
+        })
+    }
+
     /// Copies `src` into the region at byte offset `off`. `None` if out of range.
     pub(crate) fn copy_in(&self, off: usize, src: &[u8]) -> Option<()> {
-        let page = kernel::page::PAGE_SIZE;
-        let mut done = 0usize;
-        while done < src.len() {
-            let pos = off.checked_add(done)?;
-            let addr = self.page(pos / page)?;
-            let in_page = pos % page;
-            let n = (page - in_page).min(src.len() - done);
-            let chunk = src.get(done..done + n)?;
-            // SAFETY: `addr + in_page .. + n` lies inside one pinned page; C memcpy because
-            // userspace may access the page concurrently.
-            unsafe {
-                b::rrxe_memcpy(
-                    (addr + in_page) as *mut kernel::ffi::c_void,
-                    chunk.as_ptr().cast(),
-                    n,
-                )
-            };
-            done += n;
-        }
-        Some(())
+        self.chunks(off, src.len(), |mem, r| {
+            if let Some(chunk) = src.get(r) {
+                // SAFETY: as in `copy_out`, in the other direction.
+                unsafe { b::rrxe_memcpy(mem.cast(), chunk.as_ptr().cast(), chunk.len()) };
+            }
+        })
     }
 }
 
