@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 stamp="$RRXE_CACHE/setup.stamp"
 # Bump when the list below changes, so a warm cache re-runs the set-up.
-setup_rev=3
+setup_rev=4
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$setup_rev" ] && [ -z "${RRXE_FORCE_SETUP:-}" ]; then
 	exit 0
 fi
@@ -52,7 +52,7 @@ elif [ ! -d /var/lib/apt/lists ] || [ -z "$(ls /var/lib/apt/lists/ 2>/dev/null |
 fi
 
 pkgs=(clang-19 lld-19 llvm-19 libclang-19-dev bc bison flex libelf-dev libssl-dev cpio kmod
-	rdma-core ibverbs-providers ibverbs-utils perftest rdmacm-utils
+	rdma-core ibverbs-providers ibverbs-utils perftest rdmacm-utils gcc libibverbs-dev
 	iproute2 iperf3 make python3 busybox-static ethtool tcpdump xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do

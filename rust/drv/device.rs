@@ -106,6 +106,10 @@ pub(crate) struct DevShared {
     pub(crate) stats: Stats,
     #[pin]
     tables: SpinLockBh<Tables>,
+    /// Serialises the responder's atomic operations (atomicity among this device's
+    /// atomics, as `IB_ATOMIC_HCA` promises).
+    #[pin]
+    pub(crate) atomic: SpinLockBh<()>,
 }
 
 fn filled<T: Clone>(n: usize, v: T) -> Result<KVec<T>> {
@@ -131,6 +135,7 @@ impl DevShared {
                 net,
                 stats: Stats::new(),
                 tables <- new_spinlock_bh!(Tables { qps, qpn_used, mrs, mr_used, key_gen: 0 }),
+                atomic <- new_spinlock_bh!(()),
             }),
             GFP_KERNEL,
         )

@@ -12,7 +12,7 @@ use crate::kabi::timer::{Timer, TimerHandler};
 use crate::kabi::verbs::{Av, Mmap, Udata};
 use crate::kabi::work::{Work, WorkHandler};
 use crate::proto::bth::Bth;
-use crate::proto::exthdr::{Aeth, NakCode, Reth, Syndrome};
+use crate::proto::exthdr::{Aeth, AtomicAckEth, AtomicEth, NakCode, Reth, Syndrome};
 use crate::proto::opcode::{flags as f, op};
 use crate::proto::packet::{Ext, Packet};
 use crate::proto::psn::Psn;
@@ -36,6 +36,9 @@ pub(crate) mod qps {
 
 /// Largest SQ/RQ depth rrxe accepts (bounds the per-QP state it allocates).
 pub(crate) const MAX_QP_WR: u32 = 4096;
+
+/// Atomic results the responder remembers (at least the largest responder depth).
+const ATOMIC_REPLAY: usize = super::device::MAX_QP_RD_ATOM as usize;
 
 /// A ring shared with userspace plus its mmap registration.
 struct Ring {
@@ -147,6 +150,9 @@ struct State {
     rq_cons: u32,
     recv: Option<RecvCtx>,
     write: Option<WriteCtx>,
+    /// Results of the last executed atomics, by PSN, for duplicate requests.
+    replay: KVec<Option<(Psn, u64)>>,
+    atomic_next: u32,
 }
 
 /// A queue pair.
@@ -224,6 +230,10 @@ impl Qp {
         for _ in 0..nslots {
             slots.push(Slot::default(), GFP_KERNEL)?;
         }
+        let mut replay = KVec::with_capacity(ATOMIC_REPLAY, GFP_KERNEL)?;
+        for _ in 0..ATOMIC_REPLAY {
+            replay.push(None, GFP_KERNEL)?;
+        }
         let qpn = dev.alloc_qpn()?;
         let sig_all = init.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
         let r = Arc::pin_init(
@@ -274,6 +284,8 @@ impl Qp {
                     rq_cons: 0,
                     recv: None,
                     write: None,
+                    replay,
+                    atomic_next: 0,
                 }),
             }),
             GFP_KERNEL,
@@ -503,7 +515,13 @@ impl Qp {
         }
         st.sq_cons = self.sq.geom.next(i);
         if st.sq_next == i {
+            // Completed while waiting to be sent again (its responses arrived after a
+            // rewind): the next WQE keeps its original PSNs.
             st.sq_next = st.sq_cons;
+            st.cur = None;
+            if s.started && st.req_psn.before(s.last_psn.add(1)) {
+                st.req_psn = s.last_psn.add(1);
+            }
         }
         self.sq.publish_consumer(st.sq_cons);
     }
@@ -591,10 +609,11 @@ impl Qp {
                 break;
             };
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
-            if kind == Kind::Read {
-                if st.rd_outstanding >= u32::from(st.max_rd_atomic.max(1)) && !slot.started {
-                    break;
-                }
+            if rc::needs_response(wqe.opcode)
+                && st.rd_outstanding >= u32::from(st.max_rd_atomic.max(1))
+                && !slot.started
+            {
+                break;
             }
             match self.send_next(st, i, &wqe, kind, slot) {
                 Ok(done) => {
@@ -666,25 +685,51 @@ impl Qp {
         let psn = st.req_psn;
         let dest = st.dest_qpn;
         let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
-        if kind == Kind::Read {
-            // One request for everything not yet received.
-            let off = slot.got;
-            let reth = Reth {
-                va: wqe.remote_addr.wrapping_add(u64::from(off)),
-                rkey: wqe.rkey,
-                len: wqe.length - off,
+        if rc::needs_response(wqe.opcode) {
+            // One request packet; the responses complete it.
+            let resend = st.slots.get(i as usize).is_some_and(|s| s.started);
+            let (psn, ext, span) = if let Kind::Atomic { cas } = kind {
+                if wqe.length < 8 || wqe.remote_addr % 8 != 0 {
+                    return Err(wc_status::LOC_LEN_ERR);
+                }
+                let atomic = AtomicEth {
+                    va: wqe.remote_addr,
+                    rkey: wqe.rkey,
+                    swap_add: if cas { wqe.swap } else { wqe.compare_add },
+                    compare: if cas { wqe.compare_add } else { 0 },
+                };
+                let ext = Ext {
+                    atomic: Some(atomic),
+                    ..Ext::default()
+                };
+                (psn, ext, 1)
+            } else {
+                // READ: everything not yet received; a re-request starts at the PSN its
+                // offset maps to (responses may have arrived since the rewind).
+                let off = slot.got;
+                let psn = if resend {
+                    slot.first_psn.add(off / mtu.max(1))
+                } else {
+                    psn
+                };
+                let reth = Reth {
+                    va: wqe.remote_addr.wrapping_add(u64::from(off)),
+                    rkey: wqe.rkey,
+                    len: wqe.length - off,
+                };
+                let ext = Ext {
+                    reth: Some(reth),
+                    ..Ext::default()
+                };
+                (psn, ext, rc::packets(reth.len, mtu))
             };
             let bth = Bth {
-                opcode: op::RC_READ_REQ,
+                opcode: rc::opcode(kind, true, true),
                 pkey: 0xffff,
                 dqpn: dest,
                 ack_req: true,
                 psn,
                 ..Bth::default()
-            };
-            let ext = Ext {
-                reth: Some(reth),
-                ..Ext::default()
             };
             self.dev.xmit(
                 path,
@@ -694,10 +739,10 @@ impl Qp {
                     payload: Payload::None,
                 },
             )?;
-            if slot.got == 0 && !st.slots.get(i as usize).is_some_and(|s| s.started) {
+            if !resend {
                 st.rd_outstanding += 1;
             }
-            st.req_psn = psn.add(rc::packets(reth.len, mtu));
+            st.req_psn = psn.add(span);
             st.noack = 0;
             slot.sent = wqe.length;
             if let Some(s) = st.slots.get_mut(i as usize) {
@@ -734,7 +779,11 @@ impl Qp {
                 rkey: wqe.rkey,
                 len: wqe.length,
             }),
-            imm: info.has(f::IMMDT).then_some(wqe.ex),
+            // `ex` holds the immediate as the user stored it (network byte order in
+            // memory); the header wants its numeric value.
+            imm: info
+                .has(f::IMMDT)
+                .then_some(u32::from_be_bytes(wqe.ex.to_le_bytes())),
             ieth: info.has(f::IETH).then_some(wqe.ex),
             ..Ext::default()
         };
@@ -844,8 +893,8 @@ impl Qp {
                     s.sent = done_pkts.saturating_mul(st.mtu).min(s.length);
                 }
             } else if found {
-                // Later WQEs are sent again from scratch (and take their READ credit again).
-                let rd = s.opcode == uapi::wr::RDMA_READ;
+                // Later WQEs are sent again from scratch (and take their credit again).
+                let rd = rc::needs_response(s.opcode);
                 s.started = false;
                 s.sent = 0;
                 s.got = 0;
@@ -917,11 +966,21 @@ impl Qp {
         }
         if pkt.info.opcode == op::RC_ACK {
             self.ack_upto(&mut st, psn, true);
+        } else if pkt.info.opcode == op::RC_ATOMIC_ACK {
+            self.atomic_response(&mut st, pkt);
         } else if pkt.info.has(f::PAYLOAD) {
             self.read_response(&mut st, pkt);
         }
         st.retries_left = st.retry_cnt;
         st.rnr_left = st.rnr_retry;
+        // The transport timer measures silence, not the age of the oldest request: a long
+        // READ response stream or a large window must not look like a loss.
+        if st.req_psn != st.comp_psn {
+            let t = rc::ack_timeout_us(st.timeout);
+            if t != 0 {
+                self.timer.arm_us(t);
+            }
+        }
         // Sending more is requester work: leave the softirq to another CPU.
         if self.sq.producer() != st.sq_next || st.rnr_wait {
             self.send_work.queue();
@@ -946,7 +1005,7 @@ impl Qp {
             } else {
                 s.last_psn.before(psn)
             };
-            if !covered || s.opcode == uapi::wr::RDMA_READ {
+            if !covered || rc::needs_response(s.opcode) {
                 break;
             }
             self.complete_send(st, wc_status::SUCCESS);
@@ -956,7 +1015,7 @@ impl Qp {
         // still expect: never move past the first missing response of an incomplete READ
         // (its remaining responses would be discarded as stale and the READ would stall).
         if let Some(s) = st.slots.get(st.sq_cons as usize) {
-            if s.started && s.opcode == uapi::wr::RDMA_READ {
+            if s.started && rc::needs_response(s.opcode) {
                 let expect = s.first_psn.add(s.got / st.mtu.max(1));
                 if next.after(expect) {
                     next = expect;
@@ -968,7 +1027,56 @@ impl Qp {
         }
     }
 
+    fn atomic_response(&self, st: &mut State, pkt: &Packet<'_>) {
+        let psn = pkt.bth.psn;
+        // The response implicitly acknowledges every request before it.
+        self.ack_upto(st, psn, false);
+        let i = st.sq_cons;
+        let (Some(s), Some(ack)) = (st.slots.get(i as usize).copied(), pkt.atomic_ack()) else {
+            return;
+        };
+        let atomic = matches!(
+            s.opcode,
+            uapi::wr::ATOMIC_CMP_AND_SWP | uapi::wr::ATOMIC_FETCH_AND_ADD
+        );
+        if !s.started || !atomic || psn != st.comp_psn || psn != s.first_psn {
+            self.dev.stats.dup_or_ooo_resp.inc();
+            return;
+        }
+        // The original value lands in the local buffer in host byte order.
+        if !self.deliver(st, i, 0, &ack.orig.to_ne_bytes(), s.length) {
+            return;
+        }
+        st.comp_psn = psn.add(1);
+        st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
+        self.complete_send(st, wc_status::SUCCESS);
+    }
+
+    /// Writes response data into the scatter list of WQE `i` at `off` (at most `limit`
+    /// bytes in all); on failure the QP fails and `false` is returned.
+    fn deliver(&self, st: &mut State, i: u32, off: u32, data: &[u8], limit: u32) -> bool {
+        let Ok(wqe) = self.decode_slot(i) else {
+            self.fail(st, wc_status::LOC_QP_OP_ERR);
+            return false;
+        };
+        let uapi::Payload::Sges { sge, num } = wqe.payload else {
+            self.fail(st, wc_status::LOC_QP_OP_ERR);
+            return false;
+        };
+        if off.saturating_add(data.len() as u32) > limit
+            || self
+                .scatter(sge.get(..num).unwrap_or(&[]), off, data)
+                .is_none()
+        {
+            self.fail(st, wc_status::LOC_PROT_ERR);
+            return false;
+        }
+        true
+    }
+
     fn read_response(&self, st: &mut State, pkt: &Packet<'_>) {
+        // A response implicitly acknowledges every request before its READ.
+        self.ack_upto(st, pkt.bth.psn, false);
         let i = st.sq_cons;
         let Some(s) = st.slots.get(i as usize).copied() else {
             return;
@@ -988,21 +1096,8 @@ impl Qp {
             return;
         }
         let off = (psn.diff(s.first_psn).max(0) as u32).saturating_mul(st.mtu);
-        let Ok(wqe) = self.decode_slot(i) else {
-            self.fail(st, wc_status::LOC_QP_OP_ERR);
-            return;
-        };
-        let uapi::Payload::Sges { sge, num } = wqe.payload else {
-            self.fail(st, wc_status::LOC_QP_OP_ERR);
-            return;
-        };
         let data = pkt.payload;
-        if off.saturating_add(data.len() as u32) > s.length
-            || self
-                .scatter(sge.get(..num).unwrap_or(&[]), off, data)
-                .is_none()
-        {
-            self.fail(st, wc_status::LOC_PROT_ERR);
+        if !self.deliver(st, i, off, data, s.length) {
             return;
         }
         let got = off + data.len() as u32;
@@ -1047,6 +1142,9 @@ impl Qp {
             if pkt.info.has(f::READ) {
                 // READs are idempotent: answer again from memory.
                 let _ = self.read_request(&mut st, pkt, false);
+            } else if pkt.info.has(f::ATMETH) {
+                // Atomics are not: replay the saved result, never execute twice.
+                self.atomic_replay(&st, psn);
             } else {
                 let p = st.resp_psn.sub(1);
                 self.send_ack(&st, p, Syndrome::Ack(0x1f));
@@ -1060,12 +1158,14 @@ impl Qp {
             self.recv_write(&mut st, pkt)
         } else if pkt.info.has(f::READ) {
             self.read_request(&mut st, pkt, true).map(|()| false)
+        } else if pkt.info.has(f::ATMETH) {
+            self.atomic_request(&mut st, pkt).map(|()| false)
         } else {
             Err(Syndrome::Nak(NakCode::InvalidRequest))
         };
         match r {
             Ok(ack) => {
-                if !pkt.info.has(f::READ) {
+                if !pkt.info.has(f::READ) && !pkt.info.has(f::ATMETH) {
                     st.resp_psn = psn.add(1);
                     if pkt.info.has(f::LAST) {
                         st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
@@ -1090,11 +1190,20 @@ impl Qp {
     }
 
     fn send_ack(&self, st: &State, psn: Psn, syndrome: Syndrome) {
+        self.respond(st, psn, syndrome, None);
+    }
+
+    /// Sends an ACK/NAK, or an ATOMIC ACKNOWLEDGE when `atomic_ack` is given.
+    fn respond(&self, st: &State, psn: Psn, syndrome: Syndrome, atomic_ack: Option<AtomicAckEth>) {
         let Some(path) = st.path.as_ref() else {
             return;
         };
         let bth = Bth {
-            opcode: op::RC_ACK,
+            opcode: if atomic_ack.is_some() {
+                op::RC_ATOMIC_ACK
+            } else {
+                op::RC_ACK
+            },
             pkey: 0xffff,
             dqpn: st.dest_qpn,
             psn,
@@ -1105,6 +1214,7 @@ impl Qp {
                 syndrome,
                 msn: st.msn,
             }),
+            atomic_ack,
             ..Ext::default()
         };
         let _ = self.dev.xmit(
@@ -1262,6 +1372,59 @@ impl Qp {
             }
         }
         Ok(false)
+    }
+
+    /// Executes an atomic request and answers it; the result is kept for replays.
+    fn atomic_request(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+    ) -> core::result::Result<(), Syndrome> {
+        let inv = Syndrome::Nak(NakCode::InvalidRequest);
+        let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
+        let a = pkt.atomic_eth().ok_or(inv)?;
+        if st.access & access::REMOTE_ATOMIC == 0 {
+            return Err(acc);
+        }
+        if a.va % 8 != 0 {
+            return Err(inv);
+        }
+        let mr = self
+            .dev
+            .lookup_mr(a.rkey, self.pd, access::REMOTE_ATOMIC)
+            .ok_or(acc)?;
+        let cas = pkt.info.opcode == op::RC_CMP_SWAP;
+        let orig = {
+            let _g = self.dev.atomic.lock();
+            let mut old = [0u8; 8];
+            mr.read(a.va, &mut old).ok_or(acc)?;
+            let old = u64::from_ne_bytes(old);
+            let new = rc::atomic_result(cas, old, a.swap_add, a.compare);
+            mr.write(a.va, &new.to_ne_bytes()).ok_or(acc)?;
+            old
+        };
+        let psn = pkt.bth.psn;
+        st.resp_psn = psn.add(1);
+        st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
+        let slot = st.atomic_next % ATOMIC_REPLAY as u32;
+        if let Some(e) = st.replay.get_mut(slot as usize) {
+            *e = Some((psn, orig));
+        }
+        st.atomic_next = st.atomic_next.wrapping_add(1);
+        self.send_atomic_ack(st, psn, orig);
+        Ok(())
+    }
+
+    fn atomic_replay(&self, st: &State, psn: Psn) {
+        match st.replay.iter().flatten().find(|(p, _)| *p == psn) {
+            Some(&(_, orig)) => self.send_atomic_ack(st, psn, orig),
+            // Older than anything remembered: the requester has long seen the answer.
+            None => self.dev.stats.duplicates.inc(),
+        }
+    }
+
+    fn send_atomic_ack(&self, st: &State, psn: Psn, orig: u64) {
+        self.respond(st, psn, Syndrome::Ack(0x1f), Some(AtomicAckEth { orig }));
     }
 
     /// Answers a READ request (`fresh`: not a duplicate).

@@ -55,7 +55,12 @@ impl Umem {
 
     /// Calls `f(kernel address, range in the caller's buffer)` for each page-sized piece
     /// of `[off, off + len)` (`off` from the start of the first page). `None` if out of range.
-    fn chunks(&self, off: usize, len: usize, mut f: impl FnMut(*mut u8, core::ops::Range<usize>)) -> Option<()> {
+    fn chunks(
+        &self,
+        off: usize,
+        len: usize,
+        mut f: impl FnMut(*mut u8, core::ops::Range<usize>),
+    ) -> Option<()> {
         let page = kernel::page::PAGE_SIZE;
         let mut done = 0usize;
         while done < len {

@@ -99,3 +99,41 @@ wait_for() {
 		sleep 0.1
 	done
 }
+
+# pair <tcp port> <timeout> <server cmd...> -- <client cmd...>: runs the server in ns1 and,
+# once it listens on the port, the client in ns0 (with $IP1 appended unless PAIR_NOADDR is
+# set). Succeeds only if both exit 0; output is in /tmp/pair.srv and /tmp/pair.cli and is
+# shown as diagnostics on failure.
+pair() {
+	local port=$1 t=$2 srv=() cli=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	timeout "$t" ip netns exec $NS1 "${srv[@]}" >/tmp/pair.srv 2>&1 &
+	local pid=$!
+	wait_for "ip netns exec $NS1 ss -ltn | grep -q ':$port '" 30
+	if [ -n "${PAIR_NOADDR:-}" ]; then
+		timeout "$t" ip netns exec $NS0 "${cli[@]}" >/tmp/pair.cli 2>&1
+	else
+		timeout "$t" ip netns exec $NS0 "${cli[@]}" $IP1 >/tmp/pair.cli 2>&1
+	fi
+	local c=$?
+	wait $pid
+	local s=$?
+	if [ $c -ne 0 ] || [ $s -ne 0 ]; then
+		echo "# ${cli[0]}: client rc=$c server rc=$s"
+		sed 's/^/# cli: /' /tmp/pair.cli | tail -6
+		sed 's/^/# srv: /' /tmp/pair.srv | tail -4
+		return 1
+	fi
+}
+
+# Path of the data-verifying traffic tool (built with the module).
+VERIFY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)/rrxe-verify
+
+# verify <args...>: rrxe-verify server on rrxe1, client on rrxe0; prints the result line.
+verify() {
+	pair 18516 120 "$VERIFY" -d rrxe1 "$@" -- "$VERIFY" -d rrxe0 "$@" || return 1
+	echo "# $(tail -1 /tmp/pair.cli)"
+}

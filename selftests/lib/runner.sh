@@ -5,8 +5,9 @@
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
 timeout_s=${RRXE_TEST_TIMEOUT:-240}
-# RRXE_TESTS selects scripts (glob), e.g. RRXE_TESTS=rc-*.sh
-tests=(${RRXE_TESTS:-*.sh})
+# RRXE_TESTS selects scripts (globs, comma-separated), e.g. RRXE_TESTS=rc-*.sh,atomics.sh
+tests=(${RRXE_TESTS//,/ })
+[ ${#tests[@]} -gt 0 ] || tests=(*.sh)
 echo "KTAP version 1"
 echo "1..${#tests[@]}"
 hosts_up

@@ -27,6 +27,11 @@ pub enum Kind {
     },
     /// RDMA READ.
     Read,
+    /// Atomic compare-and-swap (`cas`) or fetch-and-add.
+    Atomic {
+        /// Compare-and-swap (else fetch-and-add).
+        cas: bool,
+    },
 }
 
 impl Kind {
@@ -48,8 +53,32 @@ impl Kind {
             wr::RDMA_WRITE => Kind::Write { imm: false },
             wr::RDMA_WRITE_WITH_IMM => Kind::Write { imm: true },
             wr::RDMA_READ => Kind::Read,
+            wr::ATOMIC_CMP_AND_SWP => Kind::Atomic { cas: true },
+            wr::ATOMIC_FETCH_AND_ADD => Kind::Atomic { cas: false },
             _ => return None,
         })
+    }
+}
+
+/// Whether a work-request opcode waits for a response (READ, atomics): it takes an
+/// initiator-depth credit and only its response, never an ACK, completes it.
+pub const fn needs_response(opcode: u32) -> bool {
+    matches!(
+        opcode,
+        wr::RDMA_READ | wr::ATOMIC_CMP_AND_SWP | wr::ATOMIC_FETCH_AND_ADD
+    )
+}
+
+/// Result of an atomic operation on `old`: the value to store.
+pub const fn atomic_result(cas: bool, old: u64, swap_add: u64, compare: u64) -> u64 {
+    if cas {
+        if old == compare {
+            swap_add
+        } else {
+            old
+        }
+    } else {
+        old.wrapping_add(swap_add)
     }
 }
 
@@ -75,6 +104,8 @@ pub const fn opcode(kind: Kind, first: bool, last: bool) -> u8 {
             (false, true) => op::RC_WRITE_LAST,
         },
         Kind::Read => op::RC_READ_REQ,
+        Kind::Atomic { cas: true } => op::RC_CMP_SWAP,
+        Kind::Atomic { cas: false } => op::RC_FETCH_ADD,
     }
 }
 

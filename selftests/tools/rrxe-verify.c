@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rrxe-verify: an RC traffic generator that checks every byte it moves (perftest does not).
+ *
+ *   server: rrxe-verify -d rrxe1 [-g 1] [-m 1024]
+ *   client: rrxe-verify -d rrxe0 [-g 1] [-m 1024] -o write|send|atomic [-s size] [-n iters]
+ *           [-k depth] <server address>
+ *
+ * The two sides swap QP numbers, GIDs, PSNs and the server buffer's rkey over TCP port
+ * 18516, then run one of:
+ *   write   k slots of the server buffer; iteration i writes pattern(i) into slot i % k with
+ *           RDMA WRITE and reads it back with RDMA READ into a private buffer, which must
+ *           equal pattern(i). Up to k WRITE+READ pairs are in flight.
+ *   send    SEND with immediate i carrying pattern(i); the server checks every message
+ *           against the pattern the immediate names, in order.
+ *   atomic  n FETCH_ADDs of 1..n on one 8-byte word (each original value must be the sum
+ *           so far), then n compare-swaps that succeed and one that must fail, then a READ
+ *           of the final value.
+ * Exit status 0 only if every check passed; the last line reports op, bytes and MB/s.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PORT 18516
+#define die(...) do { fprintf(stderr, "rrxe-verify: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+
+struct info {
+	uint32_t qpn, psn, rkey, size;
+	uint64_t addr;
+	uint8_t gid[16];
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_qp *qp;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+static size_t size = 65536, bufsz;
+static unsigned iters = 100, depth = 4, mtu = 1024, gidx = 1;
+static int sock = -1;
+
+static void pattern(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		p[i] = (uint8_t)x;
+	}
+}
+
+static void xfer(void *p, size_t n, int out)
+{
+	for (size_t d = 0; d < n;) {
+		ssize_t r = out ? write(sock, (char *)p + d, n - d) : read(sock, (char *)p + d, n - d);
+		if (r <= 0)
+			die("tcp %s: %s", out ? "write" : "read", r ? strerror(errno) : "closed");
+		d += r;
+	}
+}
+
+static void tcp(const char *host)
+{
+	if (host) {
+		struct addrinfo *ai, hints = { .ai_socktype = SOCK_STREAM };
+		char port[8];
+		snprintf(port, sizeof(port), "%d", PORT);
+		if (getaddrinfo(host, port, &hints, &ai))
+			die("cannot resolve %s", host);
+		for (int t = 0; t < 100; t++) {
+			sock = socket(ai->ai_family, SOCK_STREAM, 0);
+			if (!connect(sock, ai->ai_addr, ai->ai_addrlen))
+				return;
+			close(sock);
+			usleep(100000);
+		}
+		die("cannot connect to %s", host);
+	}
+	int one = 1, l = socket(AF_INET6, SOCK_STREAM, 0);
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(PORT) };
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+		die("listen: %s", strerror(errno));
+	sock = accept(l, NULL, NULL);
+	close(l);
+}
+
+static void connect_qp(struct info *me, struct info *peer)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC };
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("INIT: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu == 256 ? IBV_MTU_256 : mtu == 512 ? IBV_MTU_512 : mtu == 2048 ? IBV_MTU_2048 :
+		     mtu == 4096 ? IBV_MTU_4096 : IBV_MTU_1024;
+	a.dest_qp_num = peer->qpn;
+	a.rq_psn = peer->psn;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = gidx;
+	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("RTR: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 12;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = me->psn;
+	a.max_rd_atomic = 16;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("RTS: %s", strerror(errno));
+}
+
+static struct ibv_wc poll1(void)
+{
+	struct ibv_wc wc;
+	int n;
+	time_t t0 = time(NULL);
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
+		if (time(NULL) - t0 > 60)
+			die("no completion for 60 s");
+	if (n < 0)
+		die("poll_cq failed");
+	if (wc.status != IBV_WC_SUCCESS)
+		die("wr_id %llu: %s (%d), opcode %d", (unsigned long long)wc.wr_id,
+		    ibv_wc_status_str(wc.status), wc.status, wc.opcode);
+	return wc;
+}
+
+static void post(enum ibv_wr_opcode op, uint64_t id, void *laddr, uint32_t len, uint64_t raddr,
+		 uint32_t rkey, uint64_t cmp, uint64_t swap, uint32_t imm)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)laddr, .length = len, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm) }, *bad;
+	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = cmp;
+		wr.wr.atomic.swap = swap;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	if (ibv_post_send(qp, &wr, &bad))
+		die("post_send: %s", strerror(errno));
+}
+
+static void post_recv(uint64_t id, void *addr, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
+	if (ibv_post_recv(qp, &wr, &bad))
+		die("post_recv: %s", strerror(errno));
+}
+
+/* Client buffer: [0, k*size) sources, [k*size, 2k*size) read-back targets. */
+static uint64_t run_write(struct info *peer)
+{
+	uint8_t *want = malloc(size);
+	unsigned posted = 0, done = 0;
+	while (done < iters) {
+		while (posted < iters && posted - done < depth) {
+			unsigned s = posted % depth;
+			uint8_t *src = buf + s * size, *dst = buf + (depth + s) * size;
+			pattern(src, size, posted);
+			memset(dst, 0, size);
+			post(IBV_WR_RDMA_WRITE, 2ull * posted, src, size, peer->addr + s * size,
+			     peer->rkey, 0, 0, 0);
+			post(IBV_WR_RDMA_READ, 2ull * posted + 1, dst, size, peer->addr + s * size,
+			     peer->rkey, 0, 0, 0);
+			posted++;
+		}
+		struct ibv_wc wc = poll1();
+		if (!(wc.wr_id & 1))
+			continue;
+		unsigned i = wc.wr_id / 2;
+		if (i != done)
+			die("READ %u completed before READ %u", i, done);
+		pattern(want, size, i);
+		if (memcmp(want, buf + (depth + i % depth) * size, size))
+			die("iteration %u: data read back differs from data written", i);
+		done++;
+	}
+	free(want);
+	return 2ull * iters * size;
+}
+
+static uint64_t run_send_client(void)
+{
+	unsigned posted = 0, done = 0;
+	while (done < iters) {
+		while (posted < iters && posted - done < depth) {
+			uint8_t *src = buf + (posted % depth) * size;
+			pattern(src, size, posted);
+			post(IBV_WR_SEND_WITH_IMM, posted, src, size, 0, 0, 0, 0, posted);
+			posted++;
+		}
+		poll1();
+		done++;
+	}
+	return (uint64_t)iters * size;
+}
+
+static void run_send_server(void)
+{
+	uint8_t *want = malloc(size);
+	for (unsigned i = 0; i < iters; i++) {
+		struct ibv_wc wc = poll1();
+		unsigned s = wc.wr_id;
+		if (wc.opcode != IBV_WC_RECV || !(wc.wc_flags & IBV_WC_WITH_IMM))
+			die("message %u: opcode %d flags %#x", i, wc.opcode, wc.wc_flags);
+		if (ntohl(wc.imm_data) != i || wc.byte_len != size)
+			die("message %u: immediate %u, %u bytes", i, ntohl(wc.imm_data), wc.byte_len);
+		pattern(want, size, i);
+		if (memcmp(want, buf + s * size, size))
+			die("message %u: payload differs", i);
+		if (i + depth < iters)
+			post_recv(s, buf + s * size, size);
+	}
+	free(want);
+}
+
+static uint64_t run_atomic(struct info *peer)
+{
+	uint64_t *res = (uint64_t *)buf, sum = 0;
+	unsigned posted = 0, done = 0;
+	/* Fetch-and-add: the responder executes in PSN order, so each original value is known. */
+	while (done < iters) {
+		while (posted < iters && posted - done < depth) {
+			res[posted % depth] = ~0ull;
+			post(IBV_WR_ATOMIC_FETCH_AND_ADD, posted, &res[posted % depth], 8, peer->addr,
+			     peer->rkey, posted + 1, 0, 0);
+			posted++;
+		}
+		struct ibv_wc wc = poll1();
+		if (wc.wr_id != done || wc.opcode != IBV_WC_FETCH_ADD)
+			die("FETCH_ADD %u: completion %llu opcode %d", done,
+			    (unsigned long long)wc.wr_id, wc.opcode);
+		if (res[done % depth] != sum)
+			die("FETCH_ADD %u returned %llu, expected %llu", done,
+			    (unsigned long long)res[done % depth], (unsigned long long)sum);
+		sum += done + 1;
+		done++;
+	}
+	/* Compare-and-swap chain: each succeeds (returns the compare value). */
+	for (unsigned i = 0; i < iters; i++) {
+		post(IBV_WR_ATOMIC_CMP_AND_SWP, i, res, 8, peer->addr, peer->rkey, sum + i, sum + i + 1, 0);
+		struct ibv_wc wc = poll1();
+		if (wc.opcode != IBV_WC_COMP_SWAP || *res != sum + i)
+			die("CMP_SWAP %u returned %llu, expected %llu", i, (unsigned long long)*res,
+			    (unsigned long long)(sum + i));
+	}
+	uint64_t final = sum + iters;
+	post(IBV_WR_ATOMIC_CMP_AND_SWP, 0, res, 8, peer->addr, peer->rkey, 12345, 777, 0);
+	poll1();
+	if (*res != final)
+		die("failing CMP_SWAP returned %llu, expected %llu", (unsigned long long)*res,
+		    (unsigned long long)final);
+	res[1] = 0;
+	post(IBV_WR_RDMA_READ, 0, &res[1], 8, peer->addr, peer->rkey, 0, 0, 0);
+	poll1();
+	if (res[1] != final)
+		die("final value %llu, expected %llu", (unsigned long long)res[1],
+		    (unsigned long long)final);
+	return (2ull * iters + 2) * 8;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = NULL, *op = "write";
+	int c;
+	while ((c = getopt(argc, argv, "d:g:m:o:s:n:k:")) != -1) {
+		switch (c) {
+		case 'd': dev = optarg; break;
+		case 'g': gidx = atoi(optarg); break;
+		case 'm': mtu = atoi(optarg); break;
+		case 'o': op = optarg; break;
+		case 's': size = strtoul(optarg, NULL, 0); break;
+		case 'n': iters = atoi(optarg); break;
+		case 'k': depth = atoi(optarg); break;
+		default: die("usage: see the comment at the top of rrxe-verify.c");
+		}
+	}
+	const char *host = optind < argc ? argv[optind] : NULL;
+	if (!size || !iters || !depth || depth > 64)
+		die("bad size, iterations or depth");
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	for (; l && *l; l++)
+		if (!dev || !strcmp(ibv_get_device_name(*l), dev))
+			break;
+	if (!l || !*l || !(ctx = ibv_open_device(*l)))
+		die("no device %s", dev ? dev : "");
+	bufsz = 2 * depth * size + 64;
+	buf = aligned_alloc(4096, (bufsz + 4095) & ~4095ul);
+	memset(buf, 0, bufsz);
+	if (!(pd = ibv_alloc_pd(ctx)) || !(cq = ibv_create_cq(ctx, 4 * depth + 4, NULL, NULL, 0)))
+		die("pd/cq: %s", strerror(errno));
+	if (!(mr = ibv_reg_mr(pd, buf, bufsz, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+		die("reg_mr: %s", strerror(errno));
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2 * depth + 2, .max_recv_wr = depth + 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 } };
+	if (!(qp = ibv_create_qp(pd, &qa)))
+		die("create_qp: %s", strerror(errno));
+	struct info me = { .qpn = qp->qp_num, .rkey = mr->rkey, .addr = (uintptr_t)buf }, peer;
+	union ibv_gid g;
+	if (ibv_query_gid(ctx, 1, gidx, &g))
+		die("query_gid");
+	memcpy(me.gid, g.raw, 16);
+	srand(getpid() ^ time(NULL));
+	me.psn = rand() & 0xffffff;
+	tcp(host);
+	xfer(&me, sizeof(me), 1);
+	xfer(&peer, sizeof(peer), 0);
+	connect_qp(&me, &peer);
+	char go = 'g';
+	if (!host) {
+		/* The server posts its receives before telling the client to start. */
+		int send = !strcmp(op, "send");
+		for (unsigned s = 0; send && s < depth && s < iters; s++)
+			post_recv(s, buf + s * size, size);
+		xfer(&go, 1, 1);
+		if (send)
+			run_send_server();
+		xfer(&go, 1, 0);
+		printf("rrxe-verify: server done\n");
+		return 0;
+	}
+	xfer(&go, 1, 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t bytes;
+	if (!strcmp(op, "write"))
+		bytes = run_write(&peer);
+	else if (!strcmp(op, "send"))
+		bytes = run_send_client();
+	else if (!strcmp(op, "atomic"))
+		bytes = run_atomic(&peer);
+	else
+		die("unknown op %s", op);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	xfer(&go, 1, 1);
+	double s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("rrxe-verify: op=%s size=%zu iters=%u depth=%u ok bytes=%llu MB/s=%.2f\n", op, size,
+	       iters, depth, (unsigned long long)bytes, bytes / s / 1e6);
+	return 0;
+}
