@@ -9,7 +9,6 @@ ktap_plan 6
 hosts_up
 devs_up
 modprobe sch_netem
-counter() { rdma statistic show link "$1"/1 | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }
 pt() { # pt <tool> <args...>
 	local tool=$1
 	shift

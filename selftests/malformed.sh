@@ -8,7 +8,6 @@ ktap_header
 ktap_plan 8
 hosts_up
 devs_up
-counter() { rdma statistic show link rrxe0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 ktap_check "rdma statistic shows rrxe counters" bash -c "rdma statistic show link rrxe0/1 | grep -q rx_packets"
 timeout 120 ip netns exec ns1 ibv_rc_pingpong -d rrxe1 -g 1 -c -n 3000 -s 4096 >/tmp/mf.srv 2>&1 &
 srv=$!
@@ -16,7 +15,7 @@ wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
 timeout 120 ip netns exec ns0 ibv_rc_pingpong -d rrxe0 -g 1 -c -n 3000 -s 4096 "$IP1" >/tmp/mf.cli 2>&1 &
 cli=$!
 declare -A before
-for c in drop_icrc drop_qpn drop_opcode drop_malformed; do before[$c]=$(counter $c); done
+for c in drop_icrc drop_qpn drop_opcode drop_malformed; do before[$c]=$(counter rrxe0 $c); done
 inject() { ip netns exec ns1 python3 tools/inject.py "$IP1" "$IP0" "$1" 50; }
 inject bad_icrc
 inject unknown_qpn
@@ -25,7 +24,7 @@ inject truncated
 inject pad_underflow
 inject bad_tver
 sleep 1
-delta() { echo $(($(counter "$1") - ${before[$1]:-0})); }
+delta() { echo $(($(counter rrxe0 "$1") - ${before[$1]:-0})); }
 ktap_check "bad ICRC counted (drop_icrc +50)" test "$(delta drop_icrc)" -ge 50
 ktap_check "unknown QPN counted (drop_qpn +50)" test "$(delta drop_qpn)" -ge 50
 ktap_check "unknown opcode counted (drop_opcode +50)" test "$(delta drop_opcode)" -ge 50

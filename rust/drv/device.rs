@@ -2,17 +2,18 @@
 //! rrxe devices: creation on `rdma link add`, removal on `rdma link delete` or when the
 //! net device goes away, and the device/port queries userspace sees in `ibv_devinfo`.
 
+use super::net::Path;
 use super::qp::{Qp, MAX_QP_WR};
-use super::res::{access, Cq, Mr, Pd};
+use super::res::{access, Ah, Cq, Mr, Pd, Srq};
 use crate::kabi::ib::{DevParams, IbDev, IbDriver};
 use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
 use crate::kabi::netdev::{NetDevice, NetNs, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
 use crate::kabi::udp::{SocketRef, UdpSockets};
-use crate::kabi::verbs::{CqHandle, Udata};
+use crate::kabi::verbs::{Av, CqHandle, SrqHandle, Udata};
 use crate::proto::port::{eui64_from_mac, ib_mtu_for_netdev, IB_MTU_4096};
 use crate::sys as b;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -24,6 +25,8 @@ const MIN_QPN: u32 = 16;
 const QP_TABLE: usize = 1024;
 /// MR table size per device.
 const MR_TABLE: usize = 16384;
+/// Address handles per device (AH number 0 is never used).
+const AH_TABLE: usize = 4096;
 
 /// A statistics counter.
 pub(crate) struct Counter(AtomicU64);
@@ -89,6 +92,8 @@ stats!(
     local_errors,
     window_full,
     cnp_rcvd,
+    drop_qkey,
+    drop_no_recv,
 );
 
 struct Tables {
@@ -97,6 +102,7 @@ struct Tables {
     mrs: KVec<Option<Arc<Mr>>>,
     mr_used: KVec<bool>,
     key_gen: u8,
+    ahs: KVec<Option<Arc<Ah>>>,
 }
 
 /// Device state shared with QPs and the packet path.
@@ -126,6 +132,7 @@ impl DevShared {
         let qpn_used = filled(QP_TABLE, false)?;
         let mrs = filled(MR_TABLE, None)?;
         let mut mr_used = filled(MR_TABLE, false)?;
+        let ahs = filled(AH_TABLE, None)?;
         // Index 0 would give key 0x000000xx; keep it unused so lkey 0 never resolves.
         if let Some(u) = mr_used.get_mut(0) {
             *u = true;
@@ -134,7 +141,7 @@ impl DevShared {
             try_pin_init!(DevShared {
                 net,
                 stats: Stats::new(),
-                tables <- new_spinlock_bh!(Tables { qps, qpn_used, mrs, mr_used, key_gen: 0 }),
+                tables <- new_spinlock_bh!(Tables { qps, qpn_used, mrs, mr_used, key_gen: 0, ahs }),
                 atomic <- new_spinlock_bh!(()),
             }),
             GFP_KERNEL,
@@ -237,6 +244,31 @@ impl DevShared {
     }
 
     /// The MR for `key` if it belongs to PD `pd` and allows every bit of `need`.
+    /// Stores an AH; returns its number (1..AH_TABLE).
+    fn insert_ah(&self, ah: Arc<Ah>) -> Result<u32> {
+        let mut t = self.tables.lock();
+        let (i, e) = t
+            .ahs
+            .iter_mut()
+            .enumerate()
+            .skip(1)
+            .find(|(_, e)| e.is_none())
+            .ok_or(ENOMEM)?;
+        *e = Some(ah);
+        Ok(i as u32)
+    }
+
+    fn remove_ah(&self, num: u32) {
+        if let Some(e) = self.tables.lock().ahs.get_mut(num as usize) {
+            *e = None;
+        }
+    }
+
+    /// The AH with number `num`.
+    pub(crate) fn ah(&self, num: u32) -> Option<Arc<Ah>> {
+        self.tables.lock().ahs.get(num as usize)?.clone()
+    }
+
     pub(crate) fn lookup_mr(&self, key: u32, pd: usize, need: i32) -> Option<Arc<Mr>> {
         let t = self.tables.lock();
         let mr = t.mrs.get((key >> 8) as usize)?.as_ref()?;
@@ -257,10 +289,10 @@ mod caps {
     pub(super) const MAX_PD: u32 = 1 << 16;
     pub(super) const MAX_QP_RD_ATOM: u32 = 128;
     pub(super) const MAX_RES_RD_ATOM: u32 = 1 << 16;
-    pub(super) const MAX_AH: u32 = (1 << 15) - 1;
+    pub(super) const MAX_AH: u32 = super::AH_TABLE as u32 - 1;
     pub(super) const MAX_SRQ: u32 = 1 << 16;
-    pub(super) const MAX_SRQ_WR: u32 = 1 << 15;
-    pub(super) const MAX_SRQ_SGE: u32 = 27;
+    pub(super) const MAX_SRQ_WR: u32 = super::MAX_QP_WR;
+    pub(super) const MAX_SRQ_SGE: u32 = 32;
     pub(super) const MAX_PKEYS: u16 = 1;
     pub(super) const LOCAL_CA_ACK_DELAY: u8 = 15;
     pub(super) const GID_TBL_LEN: i32 = 1024;
@@ -290,8 +322,7 @@ impl Rrxe {
     fn device_cap_flags() -> u64 {
         (b::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT
             | b::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
-            | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
-            | b::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE) as u64
+            | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN) as u64
     }
 }
 
@@ -442,6 +473,8 @@ impl IbDriver for Rrxe {
     type Mr = Mr;
     type Cq = Cq;
     type Qp = Qp;
+    type Ah = Ah;
+    type Srq = Srq;
 
     fn alloc_pd(_dev: &IbDev<Self>) -> Result<Arc<Pd>> {
         Pd::new()
@@ -502,19 +535,68 @@ impl IbDriver for Rrxe {
         dev: &IbDev<Self>,
         pd: &Arc<Pd>,
         init: &mut b::ib_qp_init_attr,
-        send_cq: Arc<Cq>,
-        recv_cq: Arc<Cq>,
+        cqs: (Arc<Cq>, Arc<Cq>),
+        srq: Option<Arc<Srq>>,
         udata: Option<&Udata>,
     ) -> Result<(Arc<Qp>, u32)> {
         let udata = udata.ok_or(EOPNOTSUPP)?;
-        let qp = Qp::create(&dev.data().shared, pd.id, init, send_cq, recv_cq, udata)?;
+        let qp = Qp::create(&dev.data().shared, pd.id, init, cqs, srq, udata)?;
         let qpn = qp.qpn;
         Ok((qp, qpn))
     }
 
-    fn modify_qp(_dev: &IbDev<Self>, qp: &Arc<Qp>, attr: &b::ib_qp_attr, mask: u32) -> Result {
-        qp.modify(attr, mask)
+    fn modify_qp(dev: &IbDev<Self>, qp: &Arc<Qp>, attr: &b::ib_qp_attr, mask: u32) -> Result {
+        let mtu = dev.netdev().map_or(1500, |n| n.mtu());
+        let port_mtu = crate::proto::port::ib_mtu_bytes(ib_mtu_for_netdev(mtu)).unwrap_or(256);
+        qp.modify(attr, mask, port_mtu)
     }
+
+    fn create_ah(
+        dev: &IbDev<Self>,
+        pd: &Arc<Pd>,
+        av: &Av,
+        sleepable: bool,
+    ) -> Result<(Arc<Ah>, u32)> {
+        let shared = &dev.data().shared;
+        let path = Path::new(shared, av, 0, 0)?;
+        let flags = if sleepable { GFP_KERNEL } else { GFP_ATOMIC };
+        let ah = Arc::new(
+            Ah {
+                num: AtomicU32::new(0),
+                pd: pd.id,
+                path,
+            },
+            flags,
+        )?;
+        let num = shared.insert_ah(ah.clone())?;
+        ah.num.store(num, Ordering::Relaxed);
+        Ok((ah, num))
+    }
+
+    fn destroy_ah(dev: &IbDev<Self>, ah: Arc<Ah>) {
+        dev.data().shared.remove_ah(ah.num.load(Ordering::Relaxed));
+    }
+
+    fn create_srq(
+        _dev: &IbDev<Self>,
+        pd: &Arc<Pd>,
+        attr: &mut b::ib_srq_attr,
+        handle: SrqHandle,
+        udata: Option<&Udata>,
+    ) -> Result<Arc<Srq>> {
+        let udata = udata.ok_or(EOPNOTSUPP)?;
+        Srq::new(pd.id, attr, handle, udata)
+    }
+
+    fn modify_srq(srq: &Arc<Srq>, attr: &b::ib_srq_attr, mask: u32) -> Result {
+        srq.modify(attr, mask)
+    }
+
+    fn query_srq(srq: &Arc<Srq>, attr: &mut b::ib_srq_attr) {
+        srq.query(attr)
+    }
+
+    fn destroy_srq(_dev: &IbDev<Self>, _srq: Arc<Srq>) {}
 
     fn query_qp(qp: &Arc<Qp>, attr: &mut b::ib_qp_attr, init: &mut b::ib_qp_init_attr) -> Result {
         qp.query(attr, init);

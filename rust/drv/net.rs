@@ -196,7 +196,7 @@ impl UdpRx for Rrxe {
             return;
         };
         if pkt.info.has(f::REQ) {
-            qp.on_request(&pkt);
+            qp.on_request(&pkt, l3.get(..iplen).unwrap_or(&[]));
         } else {
             qp.on_response(&pkt);
         }

@@ -5,22 +5,18 @@
 
 use super::device::DevShared;
 use super::net::{Path, Payload, TxPkt};
-use super::res::{access, Cq, Mr};
+use super::res::{access, Cq, Mr, Ring, Srq};
 use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
-use crate::kabi::mem::UserBuf;
 use crate::kabi::timer::{Timer, TimerHandler};
-use crate::kabi::verbs::{Av, Mmap, Udata};
+use crate::kabi::verbs::{Av, Udata};
 use crate::kabi::work::{Work, WorkHandler};
 use crate::proto::bth::Bth;
-use crate::proto::exthdr::{Aeth, AtomicAckEth, AtomicEth, NakCode, Reth, Syndrome};
+use crate::proto::exthdr::{Aeth, AtomicAckEth, AtomicEth, Deth, NakCode, Reth, Syndrome};
 use crate::proto::opcode::{flags as f, op};
 use crate::proto::packet::{Ext, Packet};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{self, Kind};
-use crate::proto::uapi::{
-    self, send_flags, wc_flags, wc_opcode, wc_status, Cqe, RecvWqe, RingGeom, SendWqe,
-    CONSUMER_OFF, PRODUCER_OFF,
-};
+use crate::proto::uapi::{self, send_flags, wc_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -37,47 +33,11 @@ pub(crate) mod qps {
 /// Largest SQ/RQ depth rrxe accepts (bounds the per-QP state it allocates).
 pub(crate) const MAX_QP_WR: u32 = 4096;
 
+/// Bytes at the start of a UD receive buffer that hold the network header.
+const GRH_LEN: usize = 40;
+
 /// Atomic results the responder remembers (at least the largest responder depth).
 const ATOMIC_REPLAY: usize = super::device::MAX_QP_RD_ATOM as usize;
-
-/// A ring shared with userspace plus its mmap registration.
-struct Ring {
-    buf: Arc<UserBuf>,
-    geom: RingGeom,
-    _mmap: Mmap,
-}
-
-impl Ring {
-    fn new(depth: u32, elem: usize, udata: &Udata) -> Result<(Ring, [u8; 16])> {
-        let geom = RingGeom::new(depth, elem, MAX_QP_WR).ok_or(EINVAL)?;
-        let (buf, mmap, mi) = super::res::publish_ring(&geom, udata)?;
-        Ok((
-            Ring {
-                buf,
-                geom,
-                _mmap: mmap,
-            },
-            mi,
-        ))
-    }
-
-    /// The user's producer index (masked).
-    fn producer(&self) -> u32 {
-        self.buf.load_acquire(PRODUCER_OFF) & self.geom.mask
-    }
-
-    fn publish_consumer(&self, c: u32) {
-        self.buf.store_release(CONSUMER_OFF, c);
-    }
-
-    /// A private copy of slot `i` (at most `out.len()` bytes).
-    fn read_slot<'a>(&self, i: u32, out: &'a mut [u8]) -> Option<&'a [u8]> {
-        let n = self.geom.slot_size().min(out.len());
-        let s = out.get_mut(..n)?;
-        self.buf.read(self.geom.slot_off(i), s)?;
-        Some(s)
-    }
-}
 
 /// Per-slot requester state (the WQE itself stays in the user's slot and is re-read and
 /// re-validated whenever it is (re)transmitted).
@@ -112,6 +72,8 @@ struct WriteCtx {
 
 struct State {
     state: u32,
+    /// UD: the Q_Key of the QP.
+    qkey: u32,
     access: i32,
     mtu: u32,
     mtu_enum: u32,
@@ -164,8 +126,12 @@ pub(crate) struct Qp {
     dev: Arc<DevShared>,
     scq: Arc<Cq>,
     rcq: Arc<Cq>,
+    /// `IB_QPT_RC` or `IB_QPT_UD`.
+    qp_type: u32,
     sq: Ring,
-    rq: Ring,
+    /// The receive queue, unless receives come from an SRQ.
+    rq: Option<Ring>,
+    srq: Option<Arc<Srq>>,
     max_send_sge: u32,
     max_inline: u32,
     max_recv_sge: u32,
@@ -191,15 +157,19 @@ impl Qp {
         dev: &Arc<DevShared>,
         pd: usize,
         init: &mut b::ib_qp_init_attr,
-        scq: Arc<Cq>,
-        rcq: Arc<Cq>,
+        (scq, rcq): (Arc<Cq>, Arc<Cq>),
+        srq: Option<Arc<Srq>>,
         udata: &Udata,
     ) -> Result<Arc<Qp>> {
-        if init.qp_type != b::ib_qp_type_IB_QPT_RC {
+        let qp_type = init.qp_type;
+        if qp_type != b::ib_qp_type_IB_QPT_RC && qp_type != b::ib_qp_type_IB_QPT_UD {
             return Err(EOPNOTSUPP);
         }
-        if init.create_flags != 0 || !init.srq.is_null() {
+        if init.create_flags != 0 {
             return Err(EOPNOTSUPP);
+        }
+        if srq.as_ref().is_some_and(|q| q.pd != pd) {
+            return Err(EINVAL);
         }
         if udata.in_len() != 0 || udata.out_len() < 32 {
             return Err(EINVAL);
@@ -215,7 +185,12 @@ impl Qp {
             uapi::sq_elem(cap.max_send_sge, cap.max_inline_data);
         let (sq, sq_mi) = Ring::new(cap.max_send_wr.max(1), selem, udata)?;
         let max_recv_sge = cap.max_recv_sge.max(1);
-        let (rq, rq_mi) = Ring::new(cap.max_recv_wr.max(1), uapi::rq_elem(max_recv_sge), udata)?;
+        let (rq, rq_mi) = if srq.is_some() {
+            (None, [0u8; 16])
+        } else {
+            let (r, mi) = Ring::new(cap.max_recv_wr.max(1), uapi::rq_elem(max_recv_sge), udata)?;
+            (Some(r), mi)
+        };
         let mut resp = [0u8; 32];
         resp[..16].copy_from_slice(&rq_mi);
         resp[16..].copy_from_slice(&sq_mi);
@@ -223,7 +198,7 @@ impl Qp {
         cap.max_send_wr = sq.geom.capacity();
         cap.max_send_sge = max_send_sge;
         cap.max_inline_data = max_inline;
-        cap.max_recv_wr = rq.geom.capacity();
+        cap.max_recv_wr = rq.as_ref().map_or(0, |r| r.geom.capacity());
         cap.max_recv_sge = max_recv_sge;
         let nslots = sq.geom.mask as usize + 1;
         let mut slots = KVec::with_capacity(nslots, GFP_KERNEL)?;
@@ -244,8 +219,10 @@ impl Qp {
                 dev: dev.clone(),
                 scq,
                 rcq,
+                qp_type,
                 sq,
                 rq,
+                srq,
                 max_send_sge,
                 max_inline,
                 max_recv_sge,
@@ -253,6 +230,7 @@ impl Qp {
                 send_work: Work::new()?,
                 st <- new_spinlock_bh!(State {
                     state: qps::RESET,
+                    qkey: 0,
                     access: 0,
                     mtu: 256,
                     mtu_enum: 1,
@@ -318,7 +296,12 @@ impl Qp {
         self.dev.free_qpn(self.qpn);
     }
 
-    pub(crate) fn modify(&self, attr: &b::ib_qp_attr, mask: u32) -> Result {
+    fn ud(&self) -> bool {
+        self.qp_type == b::ib_qp_type_IB_QPT_UD
+    }
+
+    /// Modifies the QP; `port_mtu` is the port's active MTU in bytes (the UD path MTU).
+    pub(crate) fn modify(&self, attr: &b::ib_qp_attr, mask: u32, port_mtu: u32) -> Result {
         use crate::kabi::verbs::modify_qp_is_ok;
         let m = |bit: u32| mask & bit != 0;
         let mut st = self.st.lock();
@@ -332,9 +315,7 @@ impl Qp {
         } else {
             cur
         };
-        if mask & !((1u32 << 21) - 1) != 0
-            || !modify_qp_is_ok(cur, new, b::ib_qp_type_IB_QPT_RC, mask)
-        {
+        if mask & !((1u32 << 21) - 1) != 0 || !modify_qp_is_ok(cur, new, self.qp_type, mask) {
             return Err(EINVAL);
         }
         if m(b::ib_qp_attr_mask_IB_QP_PORT) && attr.port_num != 1 {
@@ -380,6 +361,12 @@ impl Qp {
             }
             st.max_dest_rd_atomic = attr.max_dest_rd_atomic;
         }
+        if m(b::ib_qp_attr_mask_IB_QP_QKEY) {
+            st.qkey = attr.qkey;
+        }
+        if self.ud() {
+            st.mtu = port_mtu;
+        }
         if m(b::ib_qp_attr_mask_IB_QP_DEST_QPN) {
             st.dest_qpn = attr.dest_qp_num & 0xff_ffff;
         }
@@ -394,7 +381,7 @@ impl Qp {
             let av = Av::from_attr(&attr.ah_attr).ok_or(EINVAL)?;
             st.av = Some(av);
         }
-        if new == qps::RTR || (new == qps::RTS && st.path.is_none()) {
+        if !self.ud() && (new == qps::RTR || (new == qps::RTS && st.path.is_none())) {
             let av = st.av.ok_or(EINVAL)?;
             st.path = Some(Path::new(&self.dev, &av, self.qpn, st.dest_qpn)?);
         }
@@ -432,7 +419,7 @@ impl Qp {
         attr.port_num = 1;
         let cap = || b::ib_qp_cap {
             max_send_wr: self.sq.geom.capacity(),
-            max_recv_wr: self.rq.geom.capacity(),
+            max_recv_wr: self.rq.as_ref().map_or(0, |r| r.geom.capacity()),
             max_send_sge: self.max_send_sge,
             max_recv_sge: self.max_recv_sge,
             max_inline_data: self.max_inline,
@@ -440,7 +427,8 @@ impl Qp {
         };
         attr.cap = cap();
         init.cap = cap();
-        init.qp_type = b::ib_qp_type_IB_QPT_RC;
+        init.qp_type = self.qp_type;
+        attr.qkey = st.qkey;
         init.sq_sig_type = if self.sig_all {
             b::ib_sig_type_IB_SIGNAL_ALL_WR
         } else {
@@ -470,8 +458,10 @@ impl Qp {
         st.sq_cons = self.sq.producer();
         st.sq_next = st.sq_cons;
         self.sq.publish_consumer(st.sq_cons);
-        st.rq_cons = self.rq.producer();
-        self.rq.publish_consumer(st.rq_cons);
+        if let Some(rq) = &self.rq {
+            st.rq_cons = rq.producer();
+            rq.publish_consumer(st.rq_cons);
+        }
         st.recv = None;
         st.write = None;
         st.cur = None;
@@ -552,10 +542,16 @@ impl Qp {
             self.complete_send(st, wc_status::WR_FLUSH_ERR);
         }
         st.sq_next = st.sq_cons;
-        let rprod = self.rq.producer();
+        // Receive WQEs of an SRQ belong to the SRQ, not to this QP.
+        let Some(rq) = &self.rq else {
+            st.recv = None;
+            st.write = None;
+            return;
+        };
+        let rprod = rq.producer();
         while st.rq_cons != rprod {
             let mut buf = [0u8; 8];
-            let ok = self.rq.read_slot(st.rq_cons, &mut buf).is_some();
+            let ok = rq.read_slot(st.rq_cons, &mut buf).is_some();
             let wr_id = if ok { u64::from_le_bytes(buf) } else { 0 };
             let cqe = Cqe {
                 wr_id,
@@ -566,8 +562,8 @@ impl Qp {
             if self.rcq.post(&cqe, false).is_err() {
                 self.dev.stats.cq_overflow.inc();
             }
-            st.rq_cons = self.rq.geom.next(st.rq_cons);
-            self.rq.publish_consumer(st.rq_cons);
+            st.rq_cons = rq.geom.next(st.rq_cons);
+            rq.publish_consumer(st.rq_cons);
         }
         st.recv = None;
         st.write = None;
@@ -584,6 +580,10 @@ impl Qp {
     /// Sends as much as the window allows.
     fn req_run(&self, st: &mut State) {
         if st.rnr_wait || st.state != qps::RTS {
+            return;
+        }
+        if self.ud() {
+            self.ud_run(st);
             return;
         }
         let mut sent_any = false;
@@ -636,6 +636,134 @@ impl Qp {
                 self.timer.arm_us(t);
             }
         }
+    }
+
+    /// UD: every WQE is one datagram, complete once it is handed to the network.
+    fn ud_run(&self, st: &mut State) {
+        while st.sq_next != self.sq.producer() {
+            let i = st.sq_next;
+            let r = self
+                .decode_slot(i)
+                .map_err(|()| wc_status::LOC_QP_OP_ERR)
+                .and_then(|w| self.ud_send(st, &w).map(|()| w));
+            match r {
+                Ok(w) => {
+                    if let Some(s) = st.slots.get_mut(i as usize) {
+                        *s = Slot {
+                            wr_id: w.wr_id,
+                            opcode: w.opcode,
+                            flags: w.flags,
+                            length: w.length,
+                            started: true,
+                            ..Slot::default()
+                        };
+                    }
+                    st.sq_next = self.sq.geom.next(i);
+                    self.complete_send(st, wc_status::SUCCESS);
+                }
+                Err(status) => {
+                    self.fail_at(st, i, status);
+                    break;
+                }
+            }
+        }
+    }
+
+    fn ud_send(&self, st: &mut State, w: &SendWqe) -> core::result::Result<(), u32> {
+        let opcode = match w.opcode {
+            uapi::wr::SEND => op::UD_SEND_ONLY,
+            uapi::wr::SEND_WITH_IMM => op::UD_SEND_ONLY_IMM,
+            _ => return Err(wc_status::LOC_QP_OP_ERR),
+        };
+        if w.length > st.mtu {
+            return Err(wc_status::LOC_LEN_ERR);
+        }
+        let ah = self
+            .dev
+            .ah(w.ah_num)
+            .filter(|a| a.pd == self.pd)
+            .ok_or(wc_status::LOC_QP_OP_ERR)?;
+        // A Q_Key with the high bit set means "use the QP's own" (IBTA 10.2.5).
+        let qkey = if w.remote_qkey & 0x8000_0000 != 0 {
+            st.qkey
+        } else {
+            w.remote_qkey
+        };
+        let bth = Bth {
+            opcode,
+            se: w.flags & send_flags::SOLICITED != 0,
+            pkey: 0xffff,
+            dqpn: w.remote_qpn & 0xff_ffff,
+            psn: st.req_psn,
+            pad: ((4 - (w.length % 4)) % 4) as u8,
+            ..Bth::default()
+        };
+        let ext = Ext {
+            deth: Some(Deth {
+                qkey,
+                sqpn: self.qpn,
+            }),
+            imm: (opcode == op::UD_SEND_ONLY_IMM).then_some(u32::from_be_bytes(w.ex.to_le_bytes())),
+            ..Ext::default()
+        };
+        let fill = |d: &mut [u8]| self.gather(w, 0, d);
+        let payload = if w.length == 0 {
+            Payload::None
+        } else {
+            Payload::Fill(w.length as usize, &fill)
+        };
+        self.dev.xmit(&ah.path, &TxPkt { bth, ext, payload })?;
+        st.req_psn = st.req_psn.add(1);
+        Ok(())
+    }
+
+    /// UD receive: the 40-byte network header, then the payload, into the next WQE.
+    fn ud_recv(&self, st: &mut State, pkt: &Packet<'_>, ip: &[u8]) {
+        let Some(deth) = pkt.deth() else {
+            self.dev.stats.drop_malformed.inc();
+            return;
+        };
+        if deth.qkey != st.qkey {
+            self.dev.stats.drop_qkey.inc();
+            return;
+        }
+        let Ok(wqe) = self.take_recv_wqe(st) else {
+            // Datagrams are unreliable: no receive WQE, no delivery.
+            self.dev.stats.drop_no_recv.inc();
+            return;
+        };
+        let mut grh = [0u8; GRH_LEN];
+        let at = GRH_LEN.saturating_sub(ip.len());
+        if let (Some(d), Some(src)) = (grh.get_mut(at..), ip.get(..GRH_LEN.min(ip.len()))) {
+            if d.len() == src.len() {
+                d.copy_from_slice(src);
+            }
+        }
+        let total = (GRH_LEN + pkt.payload.len()) as u32;
+        let sge = wqe.sge.get(..wqe.num).unwrap_or(&[]);
+        let ok = total <= wqe.length
+            && self.scatter(sge, 0, &grh).is_some()
+            && self.scatter(sge, GRH_LEN as u32, pkt.payload).is_some();
+        let mut cqe = Cqe {
+            wr_id: wqe.wr_id,
+            status: if ok {
+                wc_status::SUCCESS
+            } else {
+                wc_status::LOC_LEN_ERR
+            },
+            opcode: wc_opcode::RECV,
+            byte_len: total,
+            qp_num: self.qpn,
+            src_qp: deth.sqpn,
+            wc_flags: wc_flags::GRH,
+            port_num: 1,
+            ..Cqe::default()
+        };
+        if let Some(imm) = pkt.imm() {
+            cqe.ex = u32::from_ne_bytes(imm.to_be_bytes());
+            cqe.wc_flags |= wc_flags::WITH_IMM;
+        }
+        self.complete_recv(st, cqe, pkt.bth.se);
     }
 
     fn fail_at(&self, st: &mut State, _i: u32, status: u32) {
@@ -1117,11 +1245,25 @@ impl Qp {
 
     // ---------------------------------------------------------------- responder
 
-    /// A request arrived.
-    pub(crate) fn on_request(&self, pkt: &Packet<'_>) {
+    /// A request arrived; `ip` is its IP header (UD receivers get it in the GRH area).
+    pub(crate) fn on_request(&self, pkt: &Packet<'_>, ip: &[u8]) {
         let mut st = self.st.lock();
         if st.state < qps::RTR || st.state == qps::ERR {
             self.dev.stats.drop_state.inc();
+            return;
+        }
+        // The opcode's transport (its top three bits) must be the QP's.
+        let transport = if self.ud() {
+            op::UD_SEND_ONLY & 0xe0
+        } else {
+            op::RC_SEND_FIRST & 0xe0
+        };
+        if pkt.info.opcode & 0xe0 != transport {
+            self.dev.stats.drop_opcode.inc();
+            return;
+        }
+        if self.ud() {
+            self.ud_recv(&mut st, pkt, ip);
             return;
         }
         let psn = pkt.bth.psn;
@@ -1227,22 +1369,29 @@ impl Qp {
         );
     }
 
+    /// The next receive WQE. From the RQ it stays posted until [`Qp::complete_recv`];
+    /// from an SRQ it is taken at once (other QPs share the queue).
     fn take_recv_wqe(&self, st: &mut State) -> core::result::Result<RecvWqe, Syndrome> {
-        if st.rq_cons == self.rq.producer() {
+        let bad = Syndrome::Nak(NakCode::RemoteOpErr);
+        let Some(rq) = &self.rq else {
+            return match self.srq.as_ref().and_then(|q| q.take()) {
+                Some(w) => w.map_err(|()| bad),
+                None => Err(Syndrome::Rnr(0)),
+            };
+        };
+        if st.rq_cons == rq.producer() {
             return Err(Syndrome::Rnr(0));
         }
         let mut buf = [0u8; uapi::RECV_WQE_HDR + uapi::MAX_SGE * uapi::SGE_LEN];
-        let s = self
-            .rq
-            .read_slot(st.rq_cons, &mut buf)
-            .ok_or(Syndrome::Nak(NakCode::RemoteOpErr))?;
-        RecvWqe::decode(s, self.max_recv_sge as usize)
-            .map_err(|_| Syndrome::Nak(NakCode::RemoteOpErr))
+        let s = rq.read_slot(st.rq_cons, &mut buf).ok_or(bad)?;
+        RecvWqe::decode(s, self.max_recv_sge as usize).map_err(|_| bad)
     }
 
     fn complete_recv(&self, st: &mut State, cqe: Cqe, solicited: bool) {
-        st.rq_cons = self.rq.geom.next(st.rq_cons);
-        self.rq.publish_consumer(st.rq_cons);
+        if let Some(rq) = &self.rq {
+            st.rq_cons = rq.geom.next(st.rq_cons);
+            rq.publish_consumer(st.rq_cons);
+        }
         if self.rcq.post(&cqe, solicited).is_err() {
             self.dev.stats.cq_overflow.inc();
         }

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Protection domains, memory regions and completion queues.
+//! Protection domains, memory regions, completion queues, address handles, shared
+//! receive queues and the user rings they share with userspace.
 
+use super::net::Path;
+use super::qp::MAX_QP_WR;
 use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
 use crate::kabi::mem::{Umem, UserBuf};
-use crate::kabi::verbs::{CqHandle, Mmap, Udata};
-use crate::proto::uapi::{Cqe, RingGeom, CONSUMER_OFF, CQE_SLOT, PRODUCER_OFF};
-use core::sync::atomic::{AtomicUsize, Ordering};
+use crate::kabi::verbs::{CqHandle, Mmap, SrqHandle, Udata};
+use crate::proto::uapi::{self, Cqe, RecvWqe, RingGeom, CONSUMER_OFF, CQE_SLOT, PRODUCER_OFF};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -207,5 +210,154 @@ impl Cq {
 
     pub(crate) fn kill(&self) {
         self.st.lock().dead = true;
+    }
+}
+
+/// A ring shared with userspace plus its mmap registration.
+pub(crate) struct Ring {
+    buf: Arc<UserBuf>,
+    pub(crate) geom: RingGeom,
+    _mmap: Mmap,
+}
+
+impl Ring {
+    pub(crate) fn new(depth: u32, elem: usize, udata: &Udata) -> Result<(Ring, [u8; 16])> {
+        let geom = RingGeom::new(depth, elem, MAX_QP_WR).ok_or(EINVAL)?;
+        let (buf, mmap, mi) = publish_ring(&geom, udata)?;
+        Ok((
+            Ring {
+                buf,
+                geom,
+                _mmap: mmap,
+            },
+            mi,
+        ))
+    }
+
+    /// The user's producer index (masked).
+    pub(crate) fn producer(&self) -> u32 {
+        self.buf.load_acquire(PRODUCER_OFF) & self.geom.mask
+    }
+
+    pub(crate) fn publish_consumer(&self, c: u32) {
+        self.buf.store_release(CONSUMER_OFF, c);
+    }
+
+    /// A private copy of slot `i` (at most `out.len()` bytes).
+    pub(crate) fn read_slot<'a>(&self, i: u32, out: &'a mut [u8]) -> Option<&'a [u8]> {
+        let n = self.geom.slot_size().min(out.len());
+        let s = out.get_mut(..n)?;
+        self.buf.read(self.geom.slot_off(i), s)?;
+        Some(s)
+    }
+}
+
+/// An address handle: the destination of UD sends, with its route.
+pub(crate) struct Ah {
+    /// The AH number userspace puts into UD WQEs (set once stored).
+    pub(crate) num: AtomicU32,
+    pub(crate) pd: usize,
+    pub(crate) path: Path,
+}
+
+struct SrqState {
+    cons: u32,
+    /// Armed limit (0 = disarmed): the event fires once fewer WQEs remain.
+    limit: u32,
+}
+
+/// A shared receive queue: a user ring that several QPs take receive WQEs from.
+#[pin_data]
+pub(crate) struct Srq {
+    pub(crate) pd: usize,
+    rq: Ring,
+    max_sge: u32,
+    handle: SrqHandle,
+    #[pin]
+    st: SpinLockBh<SrqState>,
+}
+
+/// `IB_SRQ_MAX_WR` and `IB_SRQ_LIMIT`.
+const SRQ_MAX_WR: u32 = 1;
+const SRQ_LIMIT: u32 = 2;
+
+impl Srq {
+    pub(crate) fn new(
+        pd: usize,
+        attr: &mut crate::sys::ib_srq_attr,
+        handle: SrqHandle,
+        udata: &Udata,
+    ) -> Result<Arc<Srq>> {
+        // librxe's response: mmap info, then the SRQ number and a reserved word.
+        if udata.out_len() < 24 || attr.max_sge as usize > uapi::MAX_SGE || attr.max_wr == 0 {
+            return Err(EINVAL);
+        }
+        let max_sge = attr.max_sge.max(1);
+        let (rq, mi) = Ring::new(attr.max_wr, uapi::rq_elem(max_sge), udata)?;
+        if attr.srq_limit > rq.geom.capacity() {
+            return Err(EINVAL);
+        }
+        let mut resp = [0u8; 24];
+        resp[..16].copy_from_slice(&mi);
+        udata.respond(&resp)?;
+        attr.max_wr = rq.geom.capacity();
+        attr.max_sge = max_sge;
+        let limit = attr.srq_limit;
+        Arc::pin_init(
+            try_pin_init!(Srq {
+                pd,
+                rq,
+                max_sge,
+                handle,
+                st <- new_spinlock_bh!(SrqState { cons: 0, limit }),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Takes the next receive WQE: `None` if the queue is empty, `Some(Err)` if the slot
+    /// does not decode (it is consumed either way).
+    pub(crate) fn take(&self) -> Option<core::result::Result<RecvWqe, ()>> {
+        let mut st = self.st.lock();
+        let prod = self.rq.producer();
+        if st.cons == prod {
+            return None;
+        }
+        let mut buf = [0u8; uapi::RECV_WQE_HDR + uapi::MAX_SGE * uapi::SGE_LEN];
+        let wqe = self
+            .rq
+            .read_slot(st.cons, &mut buf)
+            .ok_or(())
+            .and_then(|s| RecvWqe::decode(s, self.max_sge as usize).map_err(|_| ()));
+        st.cons = self.rq.geom.next(st.cons);
+        self.rq.publish_consumer(st.cons);
+        let fire = st.limit != 0 && self.rq.geom.count(prod, st.cons) < st.limit;
+        if fire {
+            st.limit = 0;
+        }
+        drop(st);
+        if fire {
+            self.handle.limit_reached();
+        }
+        Some(wqe)
+    }
+
+    pub(crate) fn modify(&self, attr: &crate::sys::ib_srq_attr, mask: u32) -> Result {
+        if mask & SRQ_MAX_WR != 0 || mask & !(SRQ_MAX_WR | SRQ_LIMIT) != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        if mask & SRQ_LIMIT != 0 {
+            if attr.srq_limit > self.rq.geom.capacity() {
+                return Err(EINVAL);
+            }
+            self.st.lock().limit = attr.srq_limit;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn query(&self, attr: &mut crate::sys::ib_srq_attr) {
+        attr.max_wr = self.rq.geom.capacity();
+        attr.max_sge = self.max_sge;
+        attr.srq_limit = self.st.lock().limit;
     }
 }

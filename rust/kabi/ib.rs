@@ -4,7 +4,7 @@
 //! (`rdma link add NAME type rrxe netdev IF`) and the few ib_core services the driver calls.
 
 use crate::kabi::netdev::{NetDevRef, NetDevice};
-use crate::kabi::verbs::{self, CqHandle, MrShell, Shell, Udata};
+use crate::kabi::verbs::{self, Av, CqHandle, MrShell, Shell, SrqHandle, Udata};
 use crate::sys as b;
 use core::marker::PhantomData;
 use core::ptr::{addr_of_mut, NonNull};
@@ -52,6 +52,10 @@ pub(crate) trait IbDriver: Sized + 'static {
     type Cq: Send + Sync;
     /// Queue pair state.
     type Qp: Send + Sync;
+    /// Address handle state.
+    type Ah: Send + Sync;
+    /// Shared receive queue state.
+    type Srq: Send + Sync;
 
     /// Allocates a PD.
     fn alloc_pd(dev: &IbDev<Self>) -> Result<Arc<Self::Pd>>;
@@ -85,10 +89,34 @@ pub(crate) trait IbDriver: Sized + 'static {
         dev: &IbDev<Self>,
         pd: &Arc<Self::Pd>,
         init: &mut b::ib_qp_init_attr,
-        send_cq: Arc<Self::Cq>,
-        recv_cq: Arc<Self::Cq>,
+        cqs: (Arc<Self::Cq>, Arc<Self::Cq>),
+        srq: Option<Arc<Self::Srq>>,
         udata: Option<&Udata>,
     ) -> Result<(Arc<Self::Qp>, u32)>;
+    /// Creates an address handle; returns it and its number (never 0). `sleepable` is
+    /// false when the caller may be in atomic context.
+    fn create_ah(
+        dev: &IbDev<Self>,
+        pd: &Arc<Self::Pd>,
+        av: &Av,
+        sleepable: bool,
+    ) -> Result<(Arc<Self::Ah>, u32)>;
+    /// Destroys an address handle.
+    fn destroy_ah(dev: &IbDev<Self>, ah: Arc<Self::Ah>);
+    /// Creates an SRQ; writes the real capacities back into `attr`.
+    fn create_srq(
+        dev: &IbDev<Self>,
+        pd: &Arc<Self::Pd>,
+        attr: &mut b::ib_srq_attr,
+        handle: SrqHandle,
+        udata: Option<&Udata>,
+    ) -> Result<Arc<Self::Srq>>;
+    /// Modifies an SRQ (`IB_SRQ_LIMIT`; resizing is not supported).
+    fn modify_srq(srq: &Arc<Self::Srq>, attr: &b::ib_srq_attr, mask: u32) -> Result;
+    /// Queries an SRQ.
+    fn query_srq(srq: &Arc<Self::Srq>, attr: &mut b::ib_srq_attr);
+    /// Destroys an SRQ.
+    fn destroy_srq(dev: &IbDev<Self>, srq: Arc<Self::Srq>);
     /// Modifies a QP.
     fn modify_qp(dev: &IbDev<Self>, qp: &Arc<Self::Qp>, attr: &b::ib_qp_attr, mask: u32) -> Result;
     /// Queries a QP.
@@ -380,6 +408,8 @@ unsafe extern "C" fn dealloc_driver<T: IbDriver>(ib: *mut b::ib_device) {
 type PdShell<T> = Shell<b::ib_pd, <T as IbDriver>::Pd>;
 type CqShell<T> = Shell<b::ib_cq, <T as IbDriver>::Cq>;
 type QpShell<T> = Shell<b::ib_qp, <T as IbDriver>::Qp>;
+type AhShell<T> = Shell<b::ib_ah, <T as IbDriver>::Ah>;
+type SrqShell<T> = Shell<b::ib_srq, <T as IbDriver>::Srq>;
 
 fn errno(e: Error) -> c_int {
     e.to_errno()
@@ -533,7 +563,16 @@ unsafe extern "C" fn create_qp<T: IbDriver>(
     let (Some(pd), Some(scq), Some(rcq)) = (pd, scq, rcq) else {
         return EINVAL.to_errno();
     };
-    match T::create_qp(dev, &pd, init, scq, rcq, udata.as_ref()) {
+    let srq = if init.srq.is_null() {
+        None
+    } else {
+        // SAFETY: a live SRQ of ours (ib_core holds a usecnt on it).
+        match unsafe { SrqShell::<T>::from_raw(init.srq) }.data() {
+            Some(s) => Some(s.clone()),
+            None => return EINVAL.to_errno(),
+        }
+    };
+    match T::create_qp(dev, &pd, init, (scq, rcq), srq, udata.as_ref()) {
         Ok((q, qpn)) => {
             // SAFETY: not visible yet.
             unsafe {
@@ -633,6 +672,144 @@ unsafe extern "C" fn post_recv(
     EOPNOTSUPP.to_errno()
 }
 
+/// Response tail of CREATE_AH for librxe (`struct rxe_create_ah_resp`).
+const AH_RESP_LEN: usize = 8;
+
+unsafe extern "C" fn create_ah<T: IbDriver>(
+    ah: *mut b::ib_ah,
+    init: *mut b::rdma_ah_init_attr,
+    udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: a zeroed AH shell whose core fields (device, pd, sgid_attr) are filled in;
+    // `init` and its `ah_attr` are valid for the call.
+    let (dev, init, udata) = unsafe {
+        (
+            IbDev::<T>::from_raw((*ah).device),
+            &*init,
+            Udata::from_raw(udata),
+        )
+    };
+    // SAFETY: as above.
+    let (attr, pd) = unsafe { (&*init.ah_attr, PdShell::<T>::from_raw((*ah).pd).data()) };
+    let (Some(pd), Some(av)) = (pd, Av::from_attr(attr)) else {
+        return EINVAL.to_errno();
+    };
+    let sleepable = init.flags & b::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE != 0;
+    match T::create_ah(dev, pd, &av, sleepable) {
+        Ok((a, num)) => {
+            if let Some(u) = udata.as_ref() {
+                if u.out_len() >= AH_RESP_LEN {
+                    let mut resp = [0u8; AH_RESP_LEN];
+                    resp[..4].copy_from_slice(&num.to_ne_bytes());
+                    if let Err(e) = u.respond(&resp) {
+                        T::destroy_ah(dev, a);
+                        return errno(e);
+                    }
+                }
+            }
+            // SAFETY: not visible yet.
+            unsafe { AhShell::<T>::set(ah, Some(a)) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+unsafe extern "C" fn destroy_ah<T: IbDriver>(ah: *mut b::ib_ah, _flags: u32) -> c_int {
+    // SAFETY: live AH of ours; ib_core frees the shell afterwards.
+    let (dev, a) = unsafe {
+        (
+            IbDev::<T>::from_raw((*ah).device),
+            AhShell::<T>::set(ah, None),
+        )
+    };
+    if let Some(a) = a {
+        T::destroy_ah(dev, a);
+    }
+    0
+}
+
+unsafe extern "C" fn create_srq<T: IbDriver>(
+    srq: *mut b::ib_srq,
+    init: *mut b::ib_srq_init_attr,
+    udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: a zeroed SRQ shell with device and pd filled in; `init` valid for the call.
+    let (dev, init, udata) = unsafe {
+        (
+            IbDev::<T>::from_raw((*srq).device),
+            &mut *init,
+            Udata::from_raw(udata),
+        )
+    };
+    if init.srq_type != b::ib_srq_type_IB_SRQT_BASIC {
+        return EOPNOTSUPP.to_errno();
+    }
+    // SAFETY: a live PD of ours.
+    let Some(pd) = (unsafe { PdShell::<T>::from_raw((*srq).pd) }).data() else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: the SRQ shell lives until destroy_srq, which stops the driver's users first.
+    let Some(handle) = (unsafe { SrqHandle::new(srq) }) else {
+        return EINVAL.to_errno();
+    };
+    match T::create_srq(dev, pd, &mut init.attr, handle, udata.as_ref()) {
+        Ok(q) => {
+            // SAFETY: not visible yet.
+            unsafe { SrqShell::<T>::set(srq, Some(q)) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+unsafe extern "C" fn modify_srq<T: IbDriver>(
+    srq: *mut b::ib_srq,
+    attr: *mut b::ib_srq_attr,
+    mask: b::ib_srq_attr_mask,
+    _udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: live SRQ of ours; `attr` valid for the call.
+    let (shell, attr) = unsafe { (SrqShell::<T>::from_raw(srq), &*attr) };
+    match shell.data().map(|q| T::modify_srq(q, attr, mask)) {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => errno(e),
+        None => EINVAL.to_errno(),
+    }
+}
+
+unsafe extern "C" fn query_srq<T: IbDriver>(
+    srq: *mut b::ib_srq,
+    attr: *mut b::ib_srq_attr,
+) -> c_int {
+    // SAFETY: live SRQ of ours; `attr` valid for the call.
+    let (shell, attr) = unsafe { (SrqShell::<T>::from_raw(srq), &mut *attr) };
+    match shell.data() {
+        Some(q) => {
+            T::query_srq(q, attr);
+            0
+        }
+        None => EINVAL.to_errno(),
+    }
+}
+
+unsafe extern "C" fn destroy_srq<T: IbDriver>(
+    srq: *mut b::ib_srq,
+    _udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: live SRQ of ours; ib_core frees the shell afterwards (no QP uses it).
+    let (dev, q) = unsafe {
+        (
+            IbDev::<T>::from_raw((*srq).device),
+            SrqShell::<T>::set(srq, None),
+        )
+    };
+    if let Some(q) = q {
+        T::destroy_srq(dev, q);
+    }
+    0
+}
+
 /// Most counters a driver may expose.
 const MAX_COUNTERS: usize = 64;
 
@@ -713,6 +890,15 @@ impl<T: IbDriver> Ops<T> {
         post_send: Some(post_send::<T>),
         post_recv: Some(post_recv),
         size_ib_qp: size_of::<QpShell<T>>(),
+        create_ah: Some(create_ah::<T>),
+        create_user_ah: Some(create_ah::<T>),
+        destroy_ah: Some(destroy_ah::<T>),
+        size_ib_ah: size_of::<AhShell<T>>(),
+        create_srq: Some(create_srq::<T>),
+        modify_srq: Some(modify_srq::<T>),
+        query_srq: Some(query_srq::<T>),
+        destroy_srq: Some(destroy_srq::<T>),
+        size_ib_srq: size_of::<SrqShell<T>>(),
         alloc_hw_port_stats: Some(alloc_hw_port_stats::<T>),
         get_hw_stats: Some(get_hw_stats::<T>),
         mmap: Some(verbs::mmap),

@@ -442,6 +442,18 @@ void rrxe_cq_comp_handler(struct ib_cq *cq)
 		cq->comp_handler(cq, cq->cq_context);
 }
 
+void rrxe_srq_event(struct ib_srq *srq, int event)
+{
+	struct ib_event ev = {
+		.device = srq->device,
+		.element.srq = srq,
+		.event = event,
+	};
+
+	if (srq->event_handler)
+		srq->event_handler(&ev, srq->srq_context);
+}
+
 void rrxe_cq_event(struct ib_cq *cq, int event)
 {
 	struct ib_event ev = {

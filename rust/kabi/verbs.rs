@@ -188,6 +188,35 @@ impl CqHandle {
     }
 }
 
+/// The C side of an SRQ, for the limit event.
+#[derive(Clone, Copy)]
+pub(crate) struct SrqHandle(NonNull<b::ib_srq>);
+
+// SAFETY: used only while the SRQ exists (destroy_srq stops the driver's users first).
+unsafe impl Send for SrqHandle {}
+// SAFETY: as above.
+unsafe impl Sync for SrqHandle {}
+
+impl SrqHandle {
+    /// # Safety
+    ///
+    /// `srq` must be a live SRQ that outlives every use of the handle.
+    pub(crate) unsafe fn new(srq: *mut b::ib_srq) -> Option<SrqHandle> {
+        NonNull::new(srq).map(SrqHandle)
+    }
+
+    /// Reports `IB_EVENT_SRQ_LIMIT_REACHED` to the consumer.
+    pub(crate) fn limit_reached(&self) {
+        // SAFETY: per `new`'s contract the SRQ is live.
+        unsafe {
+            b::rrxe_srq_event(
+                self.0.as_ptr(),
+                b::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED as i32,
+            )
+        }
+    }
+}
+
 /// The address vector of a connected QP or AH, read from an `rdma_ah_attr` whose source
 /// GID attribute ib_core resolved and holds.
 #[derive(Clone, Copy, Debug, Default)]

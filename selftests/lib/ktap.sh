@@ -137,3 +137,6 @@ verify() {
 	pair 18516 120 "$VERIFY" -d rrxe1 "$@" -- "$VERIFY" -d rrxe0 "$@" || return 1
 	echo "# $(tail -1 /tmp/pair.cli)"
 }
+
+# counter <device> <name>: one rrxe counter of port 1.
+counter() { rdma statistic show link "$1"/1 | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }
