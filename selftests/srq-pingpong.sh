@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Shared receive queues: stock ibv_srq_pingpong (many RC QPs receiving from one SRQ) with
-# data checking, at several sizes, QP counts and with completion events.
+# data checking, at several sizes, QP counts and with completion events; the SRQ limit
+# event, with both QPs on one device (loopback).
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_header
-ktap_plan 5
+ktap_plan 7
 hosts_up
 devs_up
 srq() {
@@ -16,5 +17,13 @@ ktap_check "4 QPs, 64 KiB messages" srq -q 4 -s 65536 -n 50
 ktap_check "1 QP, 1-byte messages" srq -q 1 -s 1 -n 300
 ktap_check "completion events (-e)" srq -q 8 -s 2048 -n 200 -e
 ktap_check "small SRQ (-r 16) shared by 16 QPs" srq -r 16 -s 1024 -n 200
+lim() {
+	ip netns exec $NS0 "$VERIFY" -d rrxe0 -o srq-limit "$@" >/tmp/lim.out 2>&1
+	local r=$?
+	sed 's/^/# /' /tmp/lim.out
+	return $r
+}
+ktap_check "IBV_EVENT_SRQ_LIMIT_REACHED once below the limit, then disarmed" lim -k 16
+ktap_check "SRQ limit event with a 2-entry SRQ" lim -k 2
 devs_down
 ktap_finished

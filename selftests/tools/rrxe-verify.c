@@ -16,8 +16,13 @@
  *   atomic  n FETCH_ADDs of 1..n on one 8-byte word (each original value must be the sum
  *           so far), then n compare-swaps that succeed and one that must fail, then a READ
  *           of the final value.
+ *   srq-limit  (one process, no peer) two RC QPs on the same device, the receiver on an SRQ
+ *           with k WQEs and its limit armed at k/2: SENDs from the other QP must raise
+ *           IBV_EVENT_SRQ_LIMIT_REACHED exactly once the SRQ drops below the limit, and the
+ *           limit reads back as 0 (disarmed) afterwards.
  * Exit status 0 only if every check passed; the last line reports op, bytes and MB/s.
  */
+#include <poll.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -284,6 +289,74 @@ static uint64_t run_atomic(struct info *peer)
 	return (2ull * iters + 2) * 8;
 }
 
+static void qp_attr_init(struct info *me, struct ibv_qp *q)
+{
+	union ibv_gid g;
+	if (ibv_query_gid(ctx, 1, gidx, &g))
+		die("query_gid");
+	memcpy(me->gid, g.raw, 16);
+	me->qpn = q->qp_num;
+	me->psn = rand() & 0xffffff;
+}
+
+/* Two QPs of one device: `qp` sends, `rq` receives from an SRQ with an armed limit. */
+static int run_srq_limit(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = depth, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	if (!srq)
+		die("create_srq: %s", strerror(errno));
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_send_sge = 1 } };
+	struct ibv_qp *sender = qp, *rq = ibv_create_qp(pd, &qa);
+	if (!rq)
+		die("create_qp on SRQ: %s", strerror(errno));
+	for (unsigned i = 0; i < depth; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)buf + i * 64, .length = 64, .lkey = mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			die("post_srq_recv: %s", strerror(errno));
+	}
+	struct ibv_srq_attr at = { .srq_limit = depth / 2 };
+	if (ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT))
+		die("arm SRQ limit: %s", strerror(errno));
+	struct info a, b;
+	qp_attr_init(&a, sender);
+	qp_attr_init(&b, rq);
+	qp = sender;
+	connect_qp(&a, &b);
+	qp = rq;
+	connect_qp(&b, &a);
+	qp = sender;
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	/* Consume WQEs down to exactly the limit: no event yet. */
+	unsigned sent = 0;
+	for (; sent < depth - depth / 2; sent++) {
+		post(IBV_WR_SEND, sent, buf + depth * 64, 8, 0, 0, 0, 0, 0);
+		poll1();
+		poll1();
+	}
+	if (poll(&pfd, 1, 500) != 0)
+		die("async event before the SRQ went below its limit");
+	post(IBV_WR_SEND, sent, buf + depth * 64, 8, 0, 0, 0, 0, 0);
+	poll1();
+	poll1();
+	if (poll(&pfd, 1, 5000) != 1)
+		die("no async event after the SRQ went below its limit");
+	struct ibv_async_event ev;
+	if (ibv_get_async_event(ctx, &ev))
+		die("get_async_event");
+	if (ev.event_type != IBV_EVENT_SRQ_LIMIT_REACHED || ev.element.srq != srq)
+		die("async event %d, expected SRQ_LIMIT_REACHED", ev.event_type);
+	ibv_ack_async_event(&ev);
+	if (ibv_query_srq(srq, &at) || at.srq_limit != 0)
+		die("SRQ limit reads %u after the event, expected 0", at.srq_limit);
+	if (ibv_destroy_qp(rq) || ibv_destroy_srq(srq))
+		die("destroy: %s", strerror(errno));
+	printf("rrxe-verify: op=srq-limit depth=%u limit=%u ok\n", depth, depth / 2);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = NULL, *op = "write";
@@ -301,7 +374,7 @@ int main(int argc, char **argv)
 		}
 	}
 	const char *host = optind < argc ? argv[optind] : NULL;
-	if (!size || !iters || !depth || depth > 64)
+	if (!size || !iters || !depth || depth > 64 || (depth < 2 && !strcmp(op, "srq-limit")))
 		die("bad size, iterations or depth");
 	struct ibv_device **l = ibv_get_device_list(NULL);
 	for (; l && *l; l++)
@@ -322,13 +395,11 @@ int main(int argc, char **argv)
 			 .max_recv_sge = 1 } };
 	if (!(qp = ibv_create_qp(pd, &qa)))
 		die("create_qp: %s", strerror(errno));
-	struct info me = { .qpn = qp->qp_num, .rkey = mr->rkey, .addr = (uintptr_t)buf }, peer;
-	union ibv_gid g;
-	if (ibv_query_gid(ctx, 1, gidx, &g))
-		die("query_gid");
-	memcpy(me.gid, g.raw, 16);
 	srand(getpid() ^ time(NULL));
-	me.psn = rand() & 0xffffff;
+	if (!strcmp(op, "srq-limit"))
+		return run_srq_limit();
+	struct info me = { .rkey = mr->rkey, .addr = (uintptr_t)buf }, peer;
+	qp_attr_init(&me, qp);
 	tcp(host);
 	xfer(&me, sizeof(me), 1);
 	xfer(&peer, sizeof(peer), 0);
