@@ -51,6 +51,9 @@ unsigned int rrxe_num_possible_cpus(void);
 void rrxe_spin_lock_bh(spinlock_t *lock);
 void rrxe_spin_unlock_bh(spinlock_t *lock);
 int rrxe_spin_trylock_bh(spinlock_t *lock);
+unsigned long rrxe_spin_lock_irqsave(spinlock_t *lock);
+void rrxe_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+int rrxe_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags);
 
 /* sk_buff */
 /* A transmit skb with headroom for link, IPv6 and UDP headers and `len` bytes of tailroom. */

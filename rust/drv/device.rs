@@ -6,12 +6,13 @@ use super::net::Path;
 use super::qp::{Qp, MAX_QP_WR};
 use super::res::{access, Ah, Cq, Mr, Pd, Srq};
 use crate::kabi::ib::{DevParams, IbDev, IbDriver};
-use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
+use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
 use crate::kabi::netdev::{NetDevice, NetNs, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
 use crate::kabi::udp::{SocketRef, UdpSockets};
-use crate::kabi::verbs::{Av, CqHandle, SrqHandle, Udata};
+use crate::kabi::verbs::{Av, CqHandle, QpHandle, SrqHandle, Udata};
 use crate::proto::port::{eui64_from_mac, ib_mtu_for_netdev, IB_MTU_4096};
+use crate::proto::uapi::{Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -21,6 +22,17 @@ use kernel::sync::Arc;
 pub(crate) const MAX_QP_RD_ATOM: u32 = 128;
 /// First QPN handed out (0 and 1 are the special QPs; rxe starts at 16).
 const MIN_QPN: u32 = 16;
+/// The GSI QP (ib_core's MAD layer, used by the connection manager).
+const GSI_QPN: u32 = 1;
+
+/// Table slot of a QPN: 0 for the GSI QP, then one per QPN from [`MIN_QPN`].
+fn qp_slot(qpn: u32) -> Option<usize> {
+    if qpn == GSI_QPN {
+        return Some(0);
+    }
+    let i = qpn.checked_sub(MIN_QPN)? as usize + 1;
+    (i <= QP_TABLE).then_some(i)
+}
 /// QP table size per device.
 const QP_TABLE: usize = 1024;
 /// MR table size per device.
@@ -102,7 +114,6 @@ struct Tables {
     mrs: KVec<Option<Arc<Mr>>>,
     mr_used: KVec<bool>,
     key_gen: u8,
-    ahs: KVec<Option<Arc<Ah>>>,
 }
 
 /// Device state shared with QPs and the packet path.
@@ -116,6 +127,10 @@ pub(crate) struct DevShared {
     /// atomics, as `IB_ATOMIC_HCA` promises).
     #[pin]
     pub(crate) atomic: SpinLockBh<()>,
+    /// Address handles by number. Kernel consumers create and destroy AHs with
+    /// interrupts disabled (the CM does, under its own locks).
+    #[pin]
+    ahs: SpinLockIrq<KVec<Option<Arc<Ah>>>>,
 }
 
 fn filled<T: Clone>(n: usize, v: T) -> Result<KVec<T>> {
@@ -128,11 +143,11 @@ fn filled<T: Clone>(n: usize, v: T) -> Result<KVec<T>> {
 
 impl DevShared {
     fn new(net: NetNs) -> Result<Arc<DevShared>> {
-        let qps = filled(QP_TABLE, None)?;
-        let qpn_used = filled(QP_TABLE, false)?;
+        let qps = filled(QP_TABLE + 1, None)?;
+        let qpn_used = filled(QP_TABLE + 1, false)?;
         let mrs = filled(MR_TABLE, None)?;
         let mut mr_used = filled(MR_TABLE, false)?;
-        let ahs = filled(AH_TABLE, None)?;
+        let ah_table = filled(AH_TABLE, None)?;
         // Index 0 would give key 0x000000xx; keep it unused so lkey 0 never resolves.
         if let Some(u) = mr_used.get_mut(0) {
             *u = true;
@@ -141,39 +156,45 @@ impl DevShared {
             try_pin_init!(DevShared {
                 net,
                 stats: Stats::new(),
-                tables <- new_spinlock_bh!(Tables { qps, qpn_used, mrs, mr_used, key_gen: 0, ahs }),
+                tables <- new_spinlock_bh!(Tables { qps, qpn_used, mrs, mr_used, key_gen: 0 }),
                 atomic <- new_spinlock_bh!(()),
+                ahs <- new_spinlock_irq!(ah_table),
             }),
             GFP_KERNEL,
         )
     }
 
-    /// Reserves a QP number.
-    pub(crate) fn alloc_qpn(&self) -> Result<u32> {
+    /// Reserves a QP number: 1 for the GSI QP, else the lowest free one from 16.
+    pub(crate) fn alloc_qpn(&self, gsi: bool) -> Result<u32> {
         let mut t = self.tables.lock();
-        let i = t.qpn_used.iter().position(|u| !u).ok_or(ENOMEM)?;
+        let i = if gsi {
+            (!t.qpn_used.first().copied().unwrap_or(true))
+                .then_some(0)
+                .ok_or(EBUSY)?
+        } else {
+            t.qpn_used
+                .iter()
+                .skip(1)
+                .position(|u| !u)
+                .map(|i| i + 1)
+                .ok_or(ENOMEM)?
+        };
         if let Some(u) = t.qpn_used.get_mut(i) {
             *u = true;
         }
-        Ok(MIN_QPN + i as u32)
+        Ok(if gsi { GSI_QPN } else { MIN_QPN + i as u32 - 1 })
     }
 
     pub(crate) fn free_qpn(&self, qpn: u32) {
         let mut t = self.tables.lock();
-        if let Some(u) = qpn
-            .checked_sub(MIN_QPN)
-            .and_then(|i| t.qpn_used.get_mut(i as usize))
-        {
+        if let Some(u) = qp_slot(qpn).and_then(|i| t.qpn_used.get_mut(i)) {
             *u = false;
         }
     }
 
     pub(crate) fn insert_qp(&self, qpn: u32, qp: Arc<Qp>) -> Result {
         let mut t = self.tables.lock();
-        let slot = qpn
-            .checked_sub(MIN_QPN)
-            .and_then(|i| t.qps.get_mut(i as usize))
-            .ok_or(EINVAL)?;
+        let slot = qp_slot(qpn).and_then(|i| t.qps.get_mut(i)).ok_or(EINVAL)?;
         *slot = Some(qp);
         Ok(())
     }
@@ -181,8 +202,8 @@ impl DevShared {
     pub(crate) fn remove_qp(&self, qpn: u32) {
         let old = {
             let mut t = self.tables.lock();
-            qpn.checked_sub(MIN_QPN)
-                .and_then(|i| t.qps.get_mut(i as usize))
+            qp_slot(qpn)
+                .and_then(|i| t.qps.get_mut(i))
                 .and_then(Option::take)
         };
         drop(old);
@@ -191,8 +212,8 @@ impl DevShared {
     /// The QP with number `qpn`, if it exists.
     pub(crate) fn qp(&self, qpn: u32) -> Option<Arc<Qp>> {
         let t = self.tables.lock();
-        qpn.checked_sub(MIN_QPN)
-            .and_then(|i| t.qps.get(i as usize))
+        qp_slot(qpn)
+            .and_then(|i| t.qps.get(i))
             .and_then(Clone::clone)
     }
 
@@ -246,9 +267,8 @@ impl DevShared {
     /// The MR for `key` if it belongs to PD `pd` and allows every bit of `need`.
     /// Stores an AH; returns its number (1..AH_TABLE).
     fn insert_ah(&self, ah: Arc<Ah>) -> Result<u32> {
-        let mut t = self.tables.lock();
+        let mut t = self.ahs.lock();
         let (i, e) = t
-            .ahs
             .iter_mut()
             .enumerate()
             .skip(1)
@@ -259,14 +279,14 @@ impl DevShared {
     }
 
     fn remove_ah(&self, num: u32) {
-        if let Some(e) = self.tables.lock().ahs.get_mut(num as usize) {
+        if let Some(e) = self.ahs.lock().get_mut(num as usize) {
             *e = None;
         }
     }
 
     /// The AH with number `num`.
     pub(crate) fn ah(&self, num: u32) -> Option<Arc<Ah>> {
-        self.tables.lock().ahs.get(num as usize)?.clone()
+        self.ahs.lock().get(num as usize)?.clone()
     }
 
     pub(crate) fn lookup_mr(&self, key: u32, pd: usize, need: i32) -> Option<Arc<Mr>> {
@@ -517,8 +537,6 @@ impl IbDriver for Rrxe {
         if flags != 0 {
             return Err(EOPNOTSUPP);
         }
-        // Kernel consumers are not supported yet (rrxe does not offer the kverbs ops).
-        let udata = udata.ok_or(EOPNOTSUPP)?;
         Cq::new(cqe, MAX_CQE, handle, udata)
     }
 
@@ -537,12 +555,47 @@ impl IbDriver for Rrxe {
         init: &mut b::ib_qp_init_attr,
         cqs: (Arc<Cq>, Arc<Cq>),
         srq: Option<Arc<Srq>>,
+        handle: QpHandle,
         udata: Option<&Udata>,
     ) -> Result<(Arc<Qp>, u32)> {
-        let udata = udata.ok_or(EOPNOTSUPP)?;
-        let qp = Qp::create(&dev.data().shared, pd.id, init, cqs, srq, udata)?;
+        let qp = Qp::create(&dev.data().shared, pd.id, init, cqs, srq, handle, udata)?;
         let qpn = qp.qpn;
         Ok((qp, qpn))
+    }
+
+    fn post_send_kernel(qp: &Arc<Qp>, wqe: &SendWqe) -> Result {
+        qp.post_send_kernel(wqe)
+    }
+
+    fn post_recv_kernel(qp: &Arc<Qp>, wqe: &RecvWqe) -> Result {
+        qp.post_recv_kernel(wqe)
+    }
+
+    fn poll_cq(
+        dev: &IbDev<Self>,
+        cq: &Arc<Cq>,
+        max: usize,
+        sink: &mut dyn FnMut(usize, &Cqe, QpHandle),
+    ) -> usize {
+        let shared = &dev.data().shared;
+        let mut n = 0;
+        cq.poll(max, |_, c| {
+            // A completion of a QP destroyed since is dropped (ib_core drains QPs first).
+            if let Some(qp) = shared.qp(c.qp_num) {
+                sink(n, c, qp.handle);
+                n += 1;
+            }
+        });
+        n
+    }
+
+    fn ah_num(ah: &Ah) -> u32 {
+        ah.num.load(Ordering::Relaxed)
+    }
+
+    fn get_dma_mr(dev: &IbDev<Self>, pd: &Arc<Pd>, _access: i32) -> Result<(Arc<Mr>, u32)> {
+        let pdid = pd.id;
+        dev.data().shared.insert_mr(|key| Mr::new_dma(key, pdid))
     }
 
     fn modify_qp(dev: &IbDev<Self>, qp: &Arc<Qp>, attr: &b::ib_qp_attr, mask: u32) -> Result {

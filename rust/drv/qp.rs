@@ -6,9 +6,9 @@
 use super::device::DevShared;
 use super::net::{Path, Payload, TxPkt};
 use super::res::{access, Cq, Mr, Ring, Srq};
-use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
+use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
 use crate::kabi::timer::{Timer, TimerHandler};
-use crate::kabi::verbs::{Av, Udata};
+use crate::kabi::verbs::{Av, QpHandle, Udata};
 use crate::kabi::work::{Work, WorkHandler};
 use crate::proto::bth::Bth;
 use crate::proto::exthdr::{Aeth, AtomicAckEth, AtomicEth, Deth, NakCode, Reth, Syndrome};
@@ -18,6 +18,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::{self, Kind};
 use crate::proto::uapi::{self, send_flags, wc_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -35,6 +36,9 @@ pub(crate) const MAX_QP_WR: u32 = 4096;
 
 /// Bytes at the start of a UD receive buffer that hold the network header.
 const GRH_LEN: usize = 40;
+/// `RDMA_NETWORK_IPV4` / `RDMA_NETWORK_IPV6`.
+const NET_IPV4: u8 = 2;
+const NET_IPV6: u8 = 3;
 
 /// Atomic results the responder remembers (at least the largest responder depth).
 const ATOMIC_REPLAY: usize = super::device::MAX_QP_RD_ATOM as usize;
@@ -126,8 +130,18 @@ pub(crate) struct Qp {
     dev: Arc<DevShared>,
     scq: Arc<Cq>,
     rcq: Arc<Cq>,
-    /// `IB_QPT_RC` or `IB_QPT_UD`.
+    /// `IB_QPT_RC`, `IB_QPT_UD` or `IB_QPT_GSI`.
     qp_type: u32,
+    /// The C object, for kernel completions.
+    pub(crate) handle: QpHandle,
+    /// Created by a kernel consumer (rings private to the kernel, `ib_wc` completions).
+    kernel: bool,
+    /// Kernel consumers post from any context (interrupts disabled included): their
+    /// requests only go into the rings under this lock; the engine runs from `send_work`.
+    #[pin]
+    post_lock: SpinLockIrq<()>,
+    /// Mirrors `state == ERR` for posters that cannot take the engine lock.
+    in_error: AtomicBool,
     sq: Ring,
     /// The receive queue, unless receives come from an SRQ.
     rq: Option<Ring>,
@@ -159,10 +173,15 @@ impl Qp {
         init: &mut b::ib_qp_init_attr,
         (scq, rcq): (Arc<Cq>, Arc<Cq>),
         srq: Option<Arc<Srq>>,
-        udata: &Udata,
+        handle: QpHandle,
+        udata: Option<&Udata>,
     ) -> Result<Arc<Qp>> {
         let qp_type = init.qp_type;
-        if qp_type != b::ib_qp_type_IB_QPT_RC && qp_type != b::ib_qp_type_IB_QPT_UD {
+        let gsi = qp_type == b::ib_qp_type_IB_QPT_GSI;
+        if qp_type != b::ib_qp_type_IB_QPT_RC
+            && qp_type != b::ib_qp_type_IB_QPT_UD
+            && !(gsi && udata.is_none())
+        {
             return Err(EOPNOTSUPP);
         }
         if init.create_flags != 0 {
@@ -171,7 +190,7 @@ impl Qp {
         if srq.as_ref().is_some_and(|q| q.pd != pd) {
             return Err(EINVAL);
         }
-        if udata.in_len() != 0 || udata.out_len() < 32 {
+        if udata.is_some_and(|u| u.in_len() != 0 || u.out_len() < 32) {
             return Err(EINVAL);
         }
         let cap = &mut init.cap;
@@ -194,7 +213,9 @@ impl Qp {
         let mut resp = [0u8; 32];
         resp[..16].copy_from_slice(&rq_mi);
         resp[16..].copy_from_slice(&sq_mi);
-        udata.respond(&resp)?;
+        if let Some(u) = udata {
+            u.respond(&resp)?;
+        }
         cap.max_send_wr = sq.geom.capacity();
         cap.max_send_sge = max_send_sge;
         cap.max_inline_data = max_inline;
@@ -209,7 +230,7 @@ impl Qp {
         for _ in 0..ATOMIC_REPLAY {
             replay.push(None, GFP_KERNEL)?;
         }
-        let qpn = dev.alloc_qpn()?;
+        let qpn = dev.alloc_qpn(gsi)?;
         let sig_all = init.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
         let r = Arc::pin_init(
             try_pin_init!(Qp {
@@ -220,6 +241,10 @@ impl Qp {
                 scq,
                 rcq,
                 qp_type,
+                handle,
+                kernel: udata.is_none(),
+                post_lock <- new_spinlock_irq!(()),
+                in_error: AtomicBool::new(false),
                 sq,
                 rq,
                 srq,
@@ -296,8 +321,40 @@ impl Qp {
         self.dev.free_qpn(self.qpn);
     }
 
+    /// Datagram QPs: UD and the GSI QP.
     fn ud(&self) -> bool {
-        self.qp_type == b::ib_qp_type_IB_QPT_UD
+        self.qp_type == b::ib_qp_type_IB_QPT_UD || self.qp_type == b::ib_qp_type_IB_QPT_GSI
+    }
+
+    /// A kernel consumer queues a send work request (the doorbell follows the list).
+    pub(crate) fn post_send_kernel(&self, w: &SendWqe) -> Result {
+        if !self.kernel {
+            return Err(EOPNOTSUPP);
+        }
+        if let uapi::Payload::Sges { num, .. } = w.payload {
+            if num > self.max_send_sge as usize {
+                return Err(EINVAL);
+            }
+        }
+        let _g = self.post_lock.lock();
+        self.sq.push(|s| w.encode(s).map_err(|_| EINVAL))
+    }
+
+    /// A kernel consumer posts a receive work request.
+    pub(crate) fn post_recv_kernel(&self, w: &RecvWqe) -> Result {
+        let (true, Some(rq)) = (self.kernel, &self.rq) else {
+            return Err(EINVAL);
+        };
+        if w.num > self.max_recv_sge as usize {
+            return Err(EINVAL);
+        }
+        let _g = self.post_lock.lock();
+        rq.push(|s| w.encode(s).map_err(|_| EINVAL))?;
+        if self.in_error.load(Ordering::Acquire) {
+            // Flushed to the CQ by the engine.
+            self.send_work.queue();
+        }
+        Ok(())
     }
 
     /// Modifies the QP; `port_mtu` is the port's active MTU in bytes (the UD path MTU).
@@ -436,8 +493,13 @@ impl Qp {
         };
     }
 
-    /// The user rang the SQ doorbell.
+    /// The user rang the SQ doorbell, or a kernel consumer's request list ended.
     pub(crate) fn doorbell(&self) -> Result {
+        if self.kernel {
+            // Maybe with interrupts disabled: the engine runs from the work item.
+            self.send_work.queue();
+            return Ok(());
+        }
         let mut st = self.st.lock();
         match st.state {
             qps::RTS | qps::SQD => {
@@ -454,6 +516,7 @@ impl Qp {
 
     fn reset(&self, st: &mut State) {
         st.state = qps::RESET;
+        self.in_error.store(false, Ordering::Release);
         // Discard everything posted: userspace sees empty queues.
         st.sq_cons = self.sq.producer();
         st.sq_next = st.sq_cons;
@@ -527,6 +590,7 @@ impl Qp {
 
     /// ERR: every outstanding send and posted receive completes with WR_FLUSH_ERR.
     fn flush(&self, st: &mut State) {
+        self.in_error.store(true, Ordering::Release);
         let prod = self.sq.producer();
         while st.sq_cons != prod {
             let i = st.sq_cons;
@@ -757,6 +821,12 @@ impl Qp {
             src_qp: deth.sqpn,
             wc_flags: wc_flags::GRH,
             port_num: 1,
+            // Kernel consumers (the CM) parse the GRH area by this.
+            net_type: match (self.kernel, ip.len()) {
+                (false, _) => 0,
+                (true, 20) => NET_IPV4,
+                (true, _) => NET_IPV6,
+            },
             ..Cqe::default()
         };
         if let Some(imm) = pkt.imm() {
@@ -1666,6 +1736,10 @@ impl TimerHandler for Qp {
 impl WorkHandler for Qp {
     fn work_run(&self) {
         let mut st = self.st.lock();
-        self.req_run(&mut st);
+        if st.state == qps::ERR {
+            self.flush(&mut st);
+        } else {
+            self.req_run(&mut st);
+        }
     }
 }

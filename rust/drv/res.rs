@@ -5,7 +5,7 @@
 use super::net::Path;
 use super::qp::MAX_QP_WR;
 use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
-use crate::kabi::mem::{Umem, UserBuf};
+use crate::kabi::mem::{KernelVa, Umem, UserBuf};
 use crate::kabi::verbs::{CqHandle, Mmap, SrqHandle, Udata};
 use crate::proto::uapi::{self, Cqe, RecvWqe, RingGeom, CONSUMER_OFF, CQE_SLOT, PRODUCER_OFF};
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -49,8 +49,15 @@ pub(crate) struct Mr {
     pub(crate) access: i32,
     pub(crate) iova: u64,
     pub(crate) len: u64,
-    first_off: usize,
-    umem: Umem,
+    mem: MrMem,
+}
+
+/// What an MR's addresses refer to.
+enum MrMem {
+    /// Pinned user pages; `first_off` is the start's offset in the first page.
+    User { umem: Umem, first_off: usize },
+    /// Kernel virtual addresses (the DMA MR of a kernel PD).
+    Kernel,
 }
 
 impl Mr {
@@ -64,6 +71,7 @@ impl Mr {
         umem: Umem,
     ) -> Result<Arc<Mr>> {
         let page = kernel::page::PAGE_SIZE as u64;
+        let first_off = (start % page) as usize;
         Ok(Arc::new(
             Mr {
                 key,
@@ -71,33 +79,54 @@ impl Mr {
                 access,
                 iova,
                 len,
-                first_off: (start % page) as usize,
-                umem,
+                mem: MrMem::User { umem, first_off },
             },
             GFP_KERNEL,
         )?)
     }
 
-    /// Byte offset in the pinned pages of `[va, va + n)`, if the range lies in the MR.
+    /// The DMA MR of kernel PD `pd`: local access to kernel virtual addresses only (a
+    /// remote peer must never reach kernel memory through it).
+    pub(crate) fn new_dma(key: u32, pd: usize) -> Result<Arc<Mr>> {
+        Ok(Arc::new(
+            Mr {
+                key,
+                pd,
+                access: access::LOCAL_WRITE,
+                iova: 0,
+                len: u64::MAX,
+                mem: MrMem::Kernel,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// Offset of `[va, va + n)` from the MR's start, if the range lies in the MR.
     fn offset(&self, va: u64, n: usize) -> Option<usize> {
         let rel = va.checked_sub(self.iova)?;
         let end = rel.checked_add(n as u64)?;
         if end > self.len {
             return None;
         }
-        usize::try_from(rel).ok()?.checked_add(self.first_off)
+        usize::try_from(rel).ok()
     }
 
     /// Copies `buf` into the MR at `va`.
     pub(crate) fn write(&self, va: u64, buf: &[u8]) -> Option<()> {
         let off = self.offset(va, buf.len())?;
-        self.umem.copy_in(off, buf)
+        match &self.mem {
+            MrMem::User { umem, first_off } => umem.copy_in(off.checked_add(*first_off)?, buf),
+            MrMem::Kernel => KernelVa::write(va, buf),
+        }
     }
 
     /// Copies from the MR at `va` into `buf`.
     pub(crate) fn read(&self, va: u64, buf: &mut [u8]) -> Option<()> {
         let off = self.offset(va, buf.len())?;
-        self.umem.copy_out(off, buf)
+        match &self.mem {
+            MrMem::User { umem, first_off } => umem.copy_out(off.checked_add(*first_off)?, buf),
+            MrMem::Kernel => KernelVa::read(va, buf),
+        }
     }
 
     /// Whether `[va, va + n)` lies in the MR.
@@ -114,18 +143,22 @@ impl Mr {
 /// provider response (offset, size, pad).
 pub(crate) fn publish_ring(
     geom: &RingGeom,
-    udata: &Udata,
-) -> Result<(Arc<UserBuf>, Mmap, [u8; 16])> {
+    udata: Option<&Udata>,
+) -> Result<(Arc<UserBuf>, Option<Mmap>, [u8; 16])> {
     let buf = Arc::new(UserBuf::new(geom.bytes())?, GFP_KERNEL)?;
     buf.write(0, &geom.log2_slot.to_le_bytes()).ok_or(EINVAL)?;
     buf.write(4, &geom.mask.to_le_bytes()).ok_or(EINVAL)?;
+    // A kernel consumer's ring is not mapped anywhere.
+    let Some(udata) = udata else {
+        return Ok((buf, None, [0; 16]));
+    };
     let (mmap, off) = Mmap::insert(udata.ucontext(), buf.clone())?;
     let size =
         u32::try_from(buf.len().next_multiple_of(kernel::page::PAGE_SIZE)).map_err(|_| EINVAL)?;
     let mut mi = [0u8; 16];
     mi[0..8].copy_from_slice(&off.to_le_bytes());
     mi[8..12].copy_from_slice(&size.to_le_bytes());
-    Ok((buf, mmap, mi))
+    Ok((buf, Some(mmap), mi))
 }
 
 /// IB CQ notification flags.
@@ -140,13 +173,14 @@ struct CqState {
     dead: bool,
 }
 
-/// A completion queue backed by a ring mapped into the owning process.
+/// A completion queue: a ring mapped into the owning process, or for a kernel consumer
+/// the same ring polled through `poll_cq`.
 #[pin_data]
 pub(crate) struct Cq {
     ring: Arc<UserBuf>,
     geom: RingGeom,
     handle: CqHandle,
-    _mmap: Mmap,
+    _mmap: Option<Mmap>,
     #[pin]
     st: SpinLockBh<CqState>,
 }
@@ -156,14 +190,16 @@ impl Cq {
         cqe: u32,
         max_cqe: u32,
         handle: CqHandle,
-        udata: &Udata,
+        udata: Option<&Udata>,
     ) -> Result<(Arc<Cq>, u32)> {
         let geom = RingGeom::new(cqe, CQE_SLOT, max_cqe).ok_or(EINVAL)?;
-        if udata.out_len() < 16 {
+        if udata.is_some_and(|u| u.out_len() < 16) {
             return Err(EINVAL);
         }
         let (ring, mmap, mi) = publish_ring(&geom, udata)?;
-        udata.respond(&mi)?;
+        if let Some(u) = udata {
+            u.respond(&mi)?;
+        }
         let cap = geom.capacity();
         let cq = Arc::pin_init(
             try_pin_init!(Cq {
@@ -194,11 +230,33 @@ impl Cq {
             .ok_or(EINVAL)?;
         st.producer = self.geom.next(st.producer);
         self.ring.store_release(PRODUCER_OFF, st.producer);
-        if st.notify & CQ_NEXT_COMP != 0 || (st.notify & CQ_SOLICITED != 0 && solicited) {
+        let notify = st.notify & CQ_NEXT_COMP != 0 || (st.notify & CQ_SOLICITED != 0 && solicited);
+        if notify {
             st.notify = 0;
+        }
+        drop(st);
+        // Outside the lock: a kernel consumer's handler may poll right away.
+        if notify {
             self.handle.notify();
         }
         Ok(())
+    }
+
+    /// Kernel consumers: takes up to `max` completions, oldest first.
+    pub(crate) fn poll(&self, max: usize, mut sink: impl FnMut(usize, &Cqe)) -> usize {
+        let st = self.st.lock();
+        let mut cons = self.ring.load_acquire(CONSUMER_OFF) & self.geom.mask;
+        let mut n = 0;
+        while n < max && cons != st.producer {
+            let mut b = [0u8; uapi::UVERBS_WC_LEN];
+            if self.ring.read(self.geom.slot_off(cons), &mut b).is_some() {
+                sink(n, &Cqe::decode(&b));
+                n += 1;
+            }
+            cons = self.geom.next(cons);
+        }
+        self.ring.store_release(CONSUMER_OFF, cons);
+        n
     }
 
     pub(crate) fn arm(&self, flags: u32) -> i32 {
@@ -217,11 +275,13 @@ impl Cq {
 pub(crate) struct Ring {
     buf: Arc<UserBuf>,
     pub(crate) geom: RingGeom,
-    _mmap: Mmap,
+    _mmap: Option<Mmap>,
 }
 
 impl Ring {
-    pub(crate) fn new(depth: u32, elem: usize, udata: &Udata) -> Result<(Ring, [u8; 16])> {
+    /// A ring of at least `depth` slots of `elem` bytes, mapped for `udata`'s process (or
+    /// private to the kernel when `udata` is `None`).
+    pub(crate) fn new(depth: u32, elem: usize, udata: Option<&Udata>) -> Result<(Ring, [u8; 16])> {
         let geom = RingGeom::new(depth, elem, MAX_QP_WR).ok_or(EINVAL)?;
         let (buf, mmap, mi) = publish_ring(&geom, udata)?;
         Ok((
@@ -243,6 +303,23 @@ impl Ring {
         self.buf.store_release(CONSUMER_OFF, c);
     }
 
+    /// Kernel consumers: appends `wqe` (encoded by `enc`) if there is room; `ENOMEM` if full.
+    pub(crate) fn push(&self, enc: impl FnOnce(&mut [u8]) -> Result) -> Result {
+        let prod = self.producer();
+        let cons = self.buf.load_acquire(CONSUMER_OFF) & self.geom.mask;
+        if self.geom.full(prod, cons) {
+            return Err(ENOMEM);
+        }
+        let mut slot = [0u8; MAX_SLOT];
+        let s = slot
+            .get_mut(..self.geom.slot_size().min(MAX_SLOT))
+            .ok_or(EINVAL)?;
+        enc(s)?;
+        self.buf.write(self.geom.slot_off(prod), s).ok_or(EINVAL)?;
+        self.buf.store_release(PRODUCER_OFF, self.geom.next(prod));
+        Ok(())
+    }
+
     /// A private copy of slot `i` (at most `out.len()` bytes).
     pub(crate) fn read_slot<'a>(&self, i: u32, out: &'a mut [u8]) -> Option<&'a [u8]> {
         let n = self.geom.slot_size().min(out.len());
@@ -251,6 +328,9 @@ impl Ring {
         Some(s)
     }
 }
+
+/// Largest slot a kernel work request is encoded into (header plus every SGE).
+const MAX_SLOT: usize = uapi::SEND_WQE_HDR + uapi::MAX_SGE * uapi::SGE_LEN;
 
 /// An address handle: the destination of UD sends, with its route.
 pub(crate) struct Ah {
@@ -293,7 +373,7 @@ impl Srq {
             return Err(EINVAL);
         }
         let max_sge = attr.max_sge.max(1);
-        let (rq, mi) = Ring::new(attr.max_wr, uapi::rq_elem(max_sge), udata)?;
+        let (rq, mi) = Ring::new(attr.max_wr, uapi::rq_elem(max_sge), Some(udata))?;
         if attr.srq_limit > rq.geom.capacity() {
             return Err(EINVAL);
         }

@@ -4,7 +4,11 @@
 //! (`rdma link add NAME type rrxe netdev IF`) and the few ib_core services the driver calls.
 
 use crate::kabi::netdev::{NetDevRef, NetDevice};
-use crate::kabi::verbs::{self, Av, CqHandle, MrShell, Shell, SrqHandle, Udata};
+use crate::kabi::verbs::{
+    self, fill_wc, kernel_recv_wr, kernel_send_wr, Av, CqHandle, MrShell, QpHandle, Shell,
+    SrqHandle, Udata,
+};
+use crate::proto::uapi::{Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
 use core::marker::PhantomData;
 use core::ptr::{addr_of_mut, NonNull};
@@ -70,6 +74,13 @@ pub(crate) trait IbDriver: Sized + 'static {
         iova: u64,
         access: i32,
     ) -> Result<(Arc<Self::Mr>, u32)>;
+    /// The DMA MR of a kernel PD (kernel virtual addresses, local access only); returns
+    /// it and its key.
+    fn get_dma_mr(
+        dev: &IbDev<Self>,
+        pd: &Arc<Self::Pd>,
+        access: i32,
+    ) -> Result<(Arc<Self::Mr>, u32)>;
     /// Deregisters an MR.
     fn dereg_mr(dev: &IbDev<Self>, mr: Arc<Self::Mr>) -> Result;
     /// Creates a CQ of at least `cqe` entries; returns it and its real capacity.
@@ -91,8 +102,23 @@ pub(crate) trait IbDriver: Sized + 'static {
         init: &mut b::ib_qp_init_attr,
         cqs: (Arc<Self::Cq>, Arc<Self::Cq>),
         srq: Option<Arc<Self::Srq>>,
+        handle: QpHandle,
         udata: Option<&Udata>,
     ) -> Result<(Arc<Self::Qp>, u32)>;
+    /// Queues one work request of a kernel consumer (the list ends with [`IbDriver::post_send`]).
+    fn post_send_kernel(qp: &Arc<Self::Qp>, wqe: &SendWqe) -> Result;
+    /// Posts one receive work request of a kernel consumer.
+    fn post_recv_kernel(qp: &Arc<Self::Qp>, wqe: &RecvWqe) -> Result;
+    /// Takes up to `max` completions of a kernel CQ, handing each to `sink` with its
+    /// index and QP; returns how many were taken.
+    fn poll_cq(
+        dev: &IbDev<Self>,
+        cq: &Arc<Self::Cq>,
+        max: usize,
+        sink: &mut dyn FnMut(usize, &Cqe, QpHandle),
+    ) -> usize;
+    /// The number UD work requests name an address handle by.
+    fn ah_num(ah: &Self::Ah) -> u32;
     /// Creates an address handle; returns it and its number (never 0). `sleepable` is
     /// false when the caller may be in atomic context.
     fn create_ah(
@@ -572,7 +598,11 @@ unsafe extern "C" fn create_qp<T: IbDriver>(
             None => return EINVAL.to_errno(),
         }
     };
-    match T::create_qp(dev, &pd, init, (scq, rcq), srq, udata.as_ref()) {
+    // SAFETY: the shell lives until destroy_qp returns.
+    let Some(handle) = (unsafe { QpHandle::new(qp) }) else {
+        return EINVAL.to_errno();
+    };
+    match T::create_qp(dev, &pd, init, (scq, rcq), srq, handle, udata.as_ref()) {
         Ok((q, qpn)) => {
             // SAFETY: not visible yet.
             unsafe {
@@ -642,34 +672,111 @@ unsafe extern "C" fn post_send<T: IbDriver>(
     bad: *mut *const b::ib_send_wr,
 ) -> c_int {
     // SAFETY: live QP of ours.
-    let shell = unsafe { QpShell::<T>::from_raw(qp) };
-    // Only user QPs exist (librxe rings the doorbell with an empty WR list); a kernel
-    // caller's list is refused whole.
-    if !wr.is_null() {
-        if !bad.is_null() {
-            // SAFETY: `bad` is the caller's out pointer.
-            unsafe { *bad = wr };
+    let (shell, qp_type) = unsafe { (QpShell::<T>::from_raw(qp), (*qp).qp_type) };
+    let Some(q) = shell.data() else {
+        return EINVAL.to_errno();
+    };
+    // librxe rings the doorbell with an empty list; kernel consumers pass their requests.
+    let mut cur = wr;
+    while !cur.is_null() {
+        // SAFETY: ib_core hands us the consumer's valid request list; an AH in a UD request
+        // is a live AH of ours (the consumer holds it until the request completes).
+        let r = unsafe {
+            kernel_send_wr(cur, qp_type, |ah| {
+                (!ah.is_null())
+                    .then(|| AhShell::<T>::from_raw(ah).data().map(|a| T::ah_num(a)))
+                    .flatten()
+            })
         }
-        return EOPNOTSUPP.to_errno();
+        .and_then(|w| T::post_send_kernel(q, &w));
+        if let Err(e) = r {
+            if !bad.is_null() {
+                // SAFETY: the caller's out pointer.
+                unsafe { *bad = cur };
+            }
+            let _ = T::post_send(q);
+            return errno(e);
+        }
+        // SAFETY: as above.
+        cur = unsafe { (*cur).next };
     }
-    match shell.data().map(|q| T::post_send(q)) {
-        Some(Ok(())) => 0,
-        Some(Err(e)) => errno(e),
-        None => EINVAL.to_errno(),
+    match T::post_send(q) {
+        Ok(()) => 0,
+        // Kernel requests queued before RTS wait for it, as on hardware.
+        Err(_) if !wr.is_null() => 0,
+        Err(e) => errno(e),
     }
 }
 
-unsafe extern "C" fn post_recv(
-    _qp: *mut b::ib_qp,
+unsafe extern "C" fn post_recv<T: IbDriver>(
+    qp: *mut b::ib_qp,
     wr: *const b::ib_recv_wr,
     bad: *mut *const b::ib_recv_wr,
 ) -> c_int {
-    // User QPs post receives through the mapped ring and never call this.
-    if !bad.is_null() {
-        // SAFETY: the caller's out pointer.
-        unsafe { *bad = wr };
+    // SAFETY: live QP of ours.
+    let shell = unsafe { QpShell::<T>::from_raw(qp) };
+    let Some(q) = shell.data() else {
+        return EINVAL.to_errno();
+    };
+    let mut cur = wr;
+    while !cur.is_null() {
+        // SAFETY: ib_core hands us the consumer's valid request list.
+        let r = unsafe { kernel_recv_wr(cur) }.and_then(|w| T::post_recv_kernel(q, &w));
+        if let Err(e) = r {
+            if !bad.is_null() {
+                // SAFETY: the caller's out pointer.
+                unsafe { *bad = cur };
+            }
+            return errno(e);
+        }
+        // SAFETY: as above.
+        cur = unsafe { (*cur).next };
     }
-    EOPNOTSUPP.to_errno()
+    0
+}
+
+unsafe extern "C" fn poll_cq<T: IbDriver>(cq: *mut b::ib_cq, n: c_int, wc: *mut b::ib_wc) -> c_int {
+    // SAFETY: live CQ of ours.
+    let (dev, shell) = unsafe {
+        (
+            IbDev::<T>::from_raw((*cq).device),
+            CqShell::<T>::from_raw(cq),
+        )
+    };
+    let (Some(c), Ok(max)) = (shell.data(), usize::try_from(n)) else {
+        return 0;
+    };
+    let got = T::poll_cq(dev, c, max, &mut |i, cqe, qp| {
+        if i < max {
+            // SAFETY: the caller's array has `n` entries.
+            fill_wc(unsafe { &mut *wc.add(i) }, cqe, qp);
+        }
+    });
+    got.min(max) as c_int
+}
+
+unsafe extern "C" fn get_dma_mr<T: IbDriver>(pd: *mut b::ib_pd, access: c_int) -> *mut b::ib_mr {
+    let fail = |e: Error| -> *mut b::ib_mr { kernel::error::Error::to_ptr(e) };
+    // SAFETY: a live PD of ours.
+    let (dev, shell) = unsafe {
+        (
+            IbDev::<T>::from_raw((*pd).device),
+            PdShell::<T>::from_raw(pd),
+        )
+    };
+    let Some(p) = shell.data() else {
+        return fail(EINVAL);
+    };
+    match T::get_dma_mr(dev, p, access) {
+        Ok((mr, key)) => match MrShell::alloc(mr.clone(), key, key, 0, u64::MAX) {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = T::dereg_mr(dev, mr);
+                fail(e)
+            }
+        },
+        Err(e) => fail(e),
+    }
 }
 
 /// Response tail of CREATE_AH for librxe (`struct rxe_create_ah_resp`).
@@ -888,7 +995,9 @@ impl<T: IbDriver> Ops<T> {
         query_qp: Some(query_qp::<T>),
         destroy_qp: Some(destroy_qp::<T>),
         post_send: Some(post_send::<T>),
-        post_recv: Some(post_recv),
+        post_recv: Some(post_recv::<T>),
+        poll_cq: Some(poll_cq::<T>),
+        get_dma_mr: Some(get_dma_mr::<T>),
         size_ib_qp: size_of::<QpShell<T>>(),
         create_ah: Some(create_ah::<T>),
         create_user_ah: Some(create_ah::<T>),

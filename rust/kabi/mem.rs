@@ -186,3 +186,32 @@ impl Drop for UserBuf {
         unsafe { b::rrxe_vfree(self.ptr.as_ptr().cast()) }
     }
 }
+
+/// Kernel virtual addresses handed to rrxe by kernel ULPs. rrxe has no DMA device
+/// (`ib_uses_virt_dma`), so `ib_dma_map_*` returns the buffer's kernel virtual address and
+/// the SGEs of kernel work requests against a DMA MR carry such addresses.
+pub(crate) struct KernelVa;
+
+impl KernelVa {
+    /// Copies `dst.len()` bytes from kernel address `va`.
+    pub(crate) fn read(va: u64, dst: &mut [u8]) -> Option<()> {
+        if va == 0 || va.checked_add(dst.len() as u64).is_none() {
+            return None;
+        }
+        // SAFETY: a DMA MR is only reachable through the local key of a kernel PD (never
+        // remotely), so `va` comes from a kernel consumer's own work request, which
+        // guarantees the buffer is mapped and stays valid until the request completes.
+        unsafe { b::rrxe_memcpy(dst.as_mut_ptr().cast(), va as usize as *const _, dst.len()) };
+        Some(())
+    }
+
+    /// Copies `src` to kernel address `va`.
+    pub(crate) fn write(va: u64, src: &[u8]) -> Option<()> {
+        if va == 0 || va.checked_add(src.len() as u64).is_none() {
+            return None;
+        }
+        // SAFETY: as in `read`; the consumer posted the buffer for receiving.
+        unsafe { b::rrxe_memcpy(va as usize as *mut _, src.as_ptr().cast(), src.len()) };
+        Some(())
+    }
+}

@@ -104,6 +104,24 @@ int rrxe_spin_trylock_bh(spinlock_t *lock)
 	return spin_trylock_bh(lock);
 }
 
+unsigned long rrxe_spin_lock_irqsave(spinlock_t *lock)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(lock, flags);
+	return flags;
+}
+
+void rrxe_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+	spin_unlock_irqrestore(lock, flags);
+}
+
+int rrxe_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags)
+{
+	return spin_trylock_irqsave(lock, *flags);
+}
+
 /* ---- sk_buff ---- */
 
 #define RRXE_HDR_ROOM (sizeof(struct ipv6hdr) + sizeof(struct udphdr))

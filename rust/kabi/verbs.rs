@@ -4,6 +4,7 @@
 //! mmap entries and the completion-handler hook.
 
 use crate::kabi::mem::UserBuf;
+use crate::proto::uapi::{self, Cqe, Payload, RecvWqe, SendWqe, Sge, MAX_SGE};
 use crate::sys as b;
 use core::ptr::NonNull;
 use kernel::prelude::*;
@@ -324,4 +325,187 @@ impl<T> MrShell<T> {
         drop(s);
         data
     }
+}
+
+/// The C side of a QP (kernel completions name it in `ib_wc.qp`).
+#[derive(Clone, Copy)]
+pub(crate) struct QpHandle(NonNull<b::ib_qp>);
+
+// SAFETY: only carried as a value while the QP exists (destroy_qp removes the QP from every
+// table a completion lookup uses before ib_core frees the shell).
+unsafe impl Send for QpHandle {}
+// SAFETY: as above.
+unsafe impl Sync for QpHandle {}
+
+impl QpHandle {
+    /// # Safety
+    ///
+    /// `qp` must be the QP being created, live until the driver's destroy returns.
+    pub(crate) unsafe fn new(qp: *mut b::ib_qp) -> Option<QpHandle> {
+        NonNull::new(qp).map(QpHandle)
+    }
+}
+
+/// Reads a kernel scatter list.
+///
+/// # Safety
+///
+/// `list` must point to `num` valid `ib_sge`s (or be unused when `num` is 0).
+unsafe fn sges(list: *const b::ib_sge, num: c_int) -> Result<([Sge; MAX_SGE], usize)> {
+    let n = usize::try_from(num).map_err(|_| EINVAL)?;
+    if n > MAX_SGE {
+        return Err(EINVAL);
+    }
+    let mut out = [Sge::default(); MAX_SGE];
+    for (i, s) in out.iter_mut().enumerate().take(n) {
+        // SAFETY: per the contract, `list[i]` is valid.
+        let k = unsafe { &*list.add(i) };
+        *s = Sge {
+            addr: k.addr,
+            length: k.length,
+            lkey: k.lkey,
+        };
+    }
+    Ok((out, n))
+}
+
+/// A kernel consumer's send work request in rrxe's WQE form. `ah_num` maps the UD
+/// request's address handle to its number.
+///
+/// # Safety
+///
+/// `wr` must be a valid work request of the type its opcode implies on a QP of type
+/// `qp_type` (ib_core's contract for `post_send`).
+pub(crate) unsafe fn kernel_send_wr(
+    wr: *const b::ib_send_wr,
+    qp_type: u32,
+    ah_num: impl Fn(*mut b::ib_ah) -> Option<u32>,
+) -> Result<SendWqe> {
+    // SAFETY: valid per the contract.
+    let w = unsafe { &*wr };
+    if w.send_flags as u32 & uapi::send_flags::INLINE != 0 {
+        return Err(EINVAL);
+    }
+    // SAFETY: per the contract, `sg_list` holds `num_sge` entries.
+    let (sge, num) = unsafe { sges(w.sg_list, w.num_sge)? };
+    let length = sge
+        .iter()
+        .take(num)
+        .try_fold(0u32, |a, s| a.checked_add(s.length))
+        .ok_or(EINVAL)?;
+    // SAFETY: both unions start at their field offsets and are at least 8/4 bytes.
+    let (wr_id, ex) = unsafe {
+        (
+            core::ptr::read_unaligned(core::ptr::addr_of!(w.__bindgen_anon_1).cast::<u64>()),
+            core::ptr::read_unaligned(core::ptr::addr_of!(w.ex).cast::<u32>()),
+        )
+    };
+    let mut out = SendWqe {
+        wr_id,
+        opcode: w.opcode,
+        flags: w.send_flags as u32,
+        // The kernel's imm_data is already big-endian in memory, like userspace's.
+        ex,
+        remote_addr: 0,
+        rkey: 0,
+        compare_add: 0,
+        swap: 0,
+        remote_qpn: 0,
+        remote_qkey: 0,
+        ah_num: 0,
+        length,
+        payload: Payload::Sges { sge, num },
+    };
+    let ud = qp_type == b::ib_qp_type_IB_QPT_UD || qp_type == b::ib_qp_type_IB_QPT_GSI;
+    if ud {
+        // SAFETY: UD requests are `ib_ud_wr`s with the generic request first.
+        let u = unsafe { &*wr.cast::<b::ib_ud_wr>() };
+        out.remote_qpn = u.remote_qpn;
+        out.remote_qkey = u.remote_qkey;
+        out.ah_num = ah_num(u.ah).ok_or(EINVAL)?;
+    } else if matches!(
+        w.opcode,
+        b::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP | b::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD
+    ) {
+        // SAFETY: atomic requests are `ib_atomic_wr`s.
+        let a = unsafe { &*wr.cast::<b::ib_atomic_wr>() };
+        out.remote_addr = a.remote_addr;
+        out.rkey = a.rkey;
+        out.compare_add = a.compare_add;
+        out.swap = a.swap;
+    } else if matches!(
+        w.opcode,
+        b::ib_wr_opcode_IB_WR_RDMA_WRITE
+            | b::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM
+            | b::ib_wr_opcode_IB_WR_RDMA_READ
+    ) {
+        // SAFETY: RDMA requests are `ib_rdma_wr`s.
+        let r = unsafe { &*wr.cast::<b::ib_rdma_wr>() };
+        out.remote_addr = r.remote_addr;
+        out.rkey = r.rkey;
+    }
+    Ok(out)
+}
+
+/// A kernel consumer's receive work request in rrxe's WQE form.
+///
+/// # Safety
+///
+/// `wr` must be a valid receive work request.
+pub(crate) unsafe fn kernel_recv_wr(wr: *const b::ib_recv_wr) -> Result<RecvWqe> {
+    // SAFETY: valid per the contract.
+    let w = unsafe { &*wr };
+    // SAFETY: per the contract, `sg_list` holds `num_sge` entries.
+    let (sge, num) = unsafe { sges(w.sg_list, w.num_sge)? };
+    // SAFETY: the id union is 8 bytes at its field offset.
+    let wr_id =
+        unsafe { core::ptr::read_unaligned(core::ptr::addr_of!(w.__bindgen_anon_1).cast::<u64>()) };
+    Ok(RecvWqe {
+        wr_id,
+        sge,
+        num,
+        length: sge
+            .iter()
+            .take(num)
+            .fold(0u32, |a, s| a.saturating_add(s.length)),
+    })
+}
+
+/// Fills a kernel work completion from a CQE of QP `qp`.
+pub(crate) fn fill_wc(wc: &mut b::ib_wc, c: &Cqe, qp: QpHandle) {
+    let mut flags = 0;
+    let map = [
+        (uapi::wc_flags::GRH, b::ib_wc_flags_IB_WC_GRH),
+        (uapi::wc_flags::WITH_IMM, b::ib_wc_flags_IB_WC_WITH_IMM),
+        (
+            uapi::wc_flags::WITH_INV,
+            b::ib_wc_flags_IB_WC_WITH_INVALIDATE,
+        ),
+    ];
+    for (u, k) in map {
+        if c.wc_flags & u != 0 {
+            flags |= k;
+        }
+    }
+    if c.net_type != 0 {
+        flags |= b::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE;
+    }
+    // SAFETY: `ib_wc` is plain C data for which all-zero bytes are valid; then the 8-byte id
+    // union and the 4-byte ex union are written at their offsets.
+    unsafe {
+        core::ptr::write_bytes(core::ptr::from_mut(wc), 0, 1);
+        core::ptr::write_unaligned(
+            core::ptr::addr_of_mut!(wc.__bindgen_anon_1).cast::<u64>(),
+            c.wr_id,
+        );
+        core::ptr::write_unaligned(core::ptr::addr_of_mut!(wc.ex).cast::<u32>(), c.ex);
+    }
+    wc.status = c.status;
+    wc.opcode = c.opcode;
+    wc.byte_len = c.byte_len;
+    wc.qp = qp.0.as_ptr();
+    wc.src_qp = c.src_qp;
+    wc.wc_flags = flags as c_int;
+    wc.port_num = u32::from(c.port_num);
+    wc.network_hdr_type = c.net_type;
 }

@@ -101,7 +101,7 @@ wait_for() {
 }
 
 # pair <tcp port> <timeout> <server cmd...> -- <client cmd...>: runs the server in ns1 and,
-# once it listens on the port, the client in ns0 (with $IP1 appended unless PAIR_NOADDR is
+# once it listens on the port (port 0: after 2 s, for rdma_cm listeners), the client in ns0 (with $IP1 appended unless PAIR_NOADDR is
 # set). Succeeds only if both exit 0; output is in /tmp/pair.srv and /tmp/pair.cli and is
 # shown as diagnostics on failure.
 pair() {
@@ -112,7 +112,11 @@ pair() {
 	cli=("$@")
 	timeout "$t" ip netns exec $NS1 "${srv[@]}" >/tmp/pair.srv 2>&1 &
 	local pid=$!
-	wait_for "ip netns exec $NS1 ss -ltn | grep -q ':$port '" 30
+	if [ "$port" = 0 ]; then
+		sleep 2	# an rdma_cm listener: no TCP port to wait for
+	else
+		wait_for "ip netns exec $NS1 ss -ltn | grep -q ':$port '" 30
+	fi
 	if [ -n "${PAIR_NOADDR:-}" ]; then
 		timeout "$t" ip netns exec $NS0 "${cli[@]}" >/tmp/pair.cli 2>&1
 	else

@@ -99,6 +99,12 @@ pub struct Sge {
 }
 
 impl Sge {
+    fn encode(&self, b: &mut [u8], off: usize) -> Option<()> {
+        put_at(b, off, &self.addr.to_le_bytes())?;
+        put_at(b, off + 8, &self.length.to_le_bytes())?;
+        put_at(b, off + 12, &self.lkey.to_le_bytes())
+    }
+
     fn decode(b: &[u8], off: usize) -> Option<Sge> {
         Some(Sge {
             addr: u64::from_le_bytes(get::<8>(b, off)?),
@@ -212,6 +218,12 @@ pub enum WqeError {
     LengthOverflow,
 }
 
+fn put_at(b: &mut [u8], off: usize, v: &[u8]) -> Option<()> {
+    b.get_mut(off..off.checked_add(v.len())?)?
+        .copy_from_slice(v);
+    Some(())
+}
+
 fn le32(b: &[u8], off: usize) -> Result<u32, WqeError> {
     get::<4>(b, off)
         .map(u32::from_le_bytes)
@@ -281,6 +293,46 @@ impl SendWqe {
     }
 }
 
+impl SendWqe {
+    /// Encodes the WQE into a slot in the layout librxe writes (kernel consumers' work
+    /// requests go through the same rings as userspace's). SGE payloads only.
+    pub fn encode(&self, b: &mut [u8]) -> Result<(), WqeError> {
+        let t = WqeError::Truncated;
+        let Payload::Sges { sge, num } = &self.payload else {
+            return Err(WqeError::InlineTooLong);
+        };
+        b.get_mut(..SEND_WQE_HDR).ok_or(t)?.fill(0);
+        let atomic =
+            self.opcode == wr::ATOMIC_CMP_AND_SWP || self.opcode == wr::ATOMIC_FETCH_AND_ADD;
+        let ud = self.ah_num != 0;
+        let mut put = |off: usize, v: &[u8]| put_at(b, off, v).ok_or(t);
+        put(0, &self.wr_id.to_le_bytes())?;
+        put(12, &self.opcode.to_le_bytes())?;
+        put(16, &(self.flags & !send_flags::INLINE).to_le_bytes())?;
+        put(20, &self.ex.to_le_bytes())?;
+        if ud {
+            put(24, &self.remote_qpn.to_le_bytes())?;
+            put(28, &self.remote_qkey.to_le_bytes())?;
+            put(36, &self.ah_num.to_le_bytes())?;
+        } else if atomic {
+            put(24, &self.remote_addr.to_le_bytes())?;
+            put(32, &self.compare_add.to_le_bytes())?;
+            put(40, &self.swap.to_le_bytes())?;
+            put(48, &self.rkey.to_le_bytes())?;
+        } else {
+            put(24, &self.remote_addr.to_le_bytes())?;
+            put(32, &self.rkey.to_le_bytes())?;
+        }
+        put(184, &self.length.to_le_bytes())?;
+        put(188, &self.length.to_le_bytes())?;
+        put(196, &(*num as u32).to_le_bytes())?;
+        for (i, s) in sge.iter().take(*num).enumerate() {
+            s.encode(b, SEND_WQE_HDR + i * SGE_LEN).ok_or(t)?;
+        }
+        Ok(())
+    }
+}
+
 /// A receive WQE decoded from a private copy of its slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecvWqe {
@@ -315,6 +367,20 @@ impl RecvWqe {
             num,
             length,
         })
+    }
+
+    /// Encodes the WQE into a slot in the layout librxe writes.
+    pub fn encode(&self, b: &mut [u8]) -> Result<(), WqeError> {
+        let t = WqeError::Truncated;
+        b.get_mut(..RECV_WQE_HDR).ok_or(t)?.fill(0);
+        put_at(b, 0, &self.wr_id.to_le_bytes()).ok_or(t)?;
+        put_at(b, 16, &self.length.to_le_bytes()).ok_or(t)?;
+        put_at(b, 20, &self.length.to_le_bytes()).ok_or(t)?;
+        put_at(b, 28, &(self.num as u32).to_le_bytes()).ok_or(t)?;
+        for (i, s) in self.sge.iter().take(self.num).enumerate() {
+            s.encode(b, RECV_WQE_HDR + i * SGE_LEN).ok_or(t)?;
+        }
+        Ok(())
     }
 }
 
@@ -393,6 +459,9 @@ pub struct Cqe {
     pub wc_flags: u32,
     /// Port.
     pub port_num: u8,
+    /// Network header of a UD/GSI receive (`RDMA_NETWORK_IPV4` 2 / `_IPV6` 3); reported to
+    /// kernel consumers only (`ib_uverbs_wc` has no such field).
+    pub net_type: u8,
 }
 
 impl Cqe {
@@ -413,7 +482,25 @@ impl Cqe {
         put(32, &self.src_qp.to_le_bytes());
         put(36, &self.wc_flags.to_le_bytes());
         put(46, &[self.port_num]);
+        put(47, &[self.net_type]);
         b
+    }
+
+    /// Decodes what [`Cqe::encode`] wrote.
+    pub fn decode(b: &[u8; UVERBS_WC_LEN]) -> Cqe {
+        let w = |off: usize| get::<4>(b, off).map_or(0, u32::from_le_bytes);
+        Cqe {
+            wr_id: get::<8>(b, 0).map_or(0, u64::from_le_bytes),
+            status: w(8),
+            opcode: w(12),
+            byte_len: w(20),
+            ex: w(24),
+            qp_num: w(28),
+            src_qp: w(32),
+            wc_flags: w(36),
+            port_num: b[46],
+            net_type: b[47],
+        }
     }
 }
 
@@ -437,6 +524,95 @@ pub fn rq_elem(max_sge: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn send_wqe_round_trip() {
+        let mut sge = [Sge::default(); MAX_SGE];
+        sge[0] = Sge {
+            addr: 0x1000,
+            length: 100,
+            lkey: 0x1234,
+        };
+        sge[1] = Sge {
+            addr: 0x9000,
+            length: 28,
+            lkey: 0x5678,
+        };
+        let variants = [
+            (wr::SEND, 0, 0),
+            (wr::RDMA_WRITE_WITH_IMM, 0, 0),
+            (wr::ATOMIC_CMP_AND_SWP, 0, 0),
+            (wr::SEND_WITH_IMM, 7, 0x8001_0000),
+        ];
+        for (opcode, ah_num, qkey) in variants {
+            let w = SendWqe {
+                wr_id: 0xdead_beef_0000_0001,
+                opcode,
+                flags: send_flags::SIGNALED,
+                ex: 0x0100_0000,
+                remote_addr: if ah_num == 0 {
+                    0xffff_0000_1234_5678
+                } else {
+                    0
+                },
+                rkey: if ah_num == 0 { 0xabcd } else { 0 },
+                compare_add: if opcode == wr::ATOMIC_CMP_AND_SWP {
+                    5
+                } else {
+                    0
+                },
+                swap: if opcode == wr::ATOMIC_CMP_AND_SWP {
+                    6
+                } else {
+                    0
+                },
+                remote_qpn: if ah_num != 0 { 1 } else { 0 },
+                remote_qkey: qkey,
+                ah_num,
+                length: 128,
+                payload: Payload::Sges { sge, num: 2 },
+            };
+            let mut slot = [0xaau8; SEND_WQE_HDR + 2 * SGE_LEN];
+            w.encode(&mut slot).unwrap();
+            let mut d = SendWqe::decode(&slot, 2, 0).unwrap();
+            // Decoding reads every union variant; keep only the one that applies.
+            if ah_num != 0 {
+                d.remote_addr = 0;
+                d.rkey = 0;
+                d.compare_add = 0;
+                d.swap = 0;
+            } else {
+                d.remote_qpn = 0;
+                d.remote_qkey = 0;
+                d.ah_num = 0;
+                if opcode != wr::ATOMIC_CMP_AND_SWP {
+                    d.compare_add = 0;
+                    d.swap = 0;
+                }
+            }
+            assert_eq!(d, w);
+        }
+    }
+
+    #[test]
+    fn recv_wqe_round_trip() {
+        let mut sge = [Sge::default(); MAX_SGE];
+        sge[0] = Sge {
+            addr: 0x1000,
+            length: 4096,
+            lkey: 0x100,
+        };
+        let w = RecvWqe {
+            wr_id: 42,
+            sge,
+            num: 1,
+            length: 4096,
+        };
+        let mut slot = [0x55u8; RECV_WQE_HDR + SGE_LEN];
+        w.encode(&mut slot).unwrap();
+        assert_eq!(RecvWqe::decode(&slot, 1).unwrap(), w);
+        assert!(w.encode(&mut [0u8; RECV_WQE_HDR]).is_err());
+    }
 
     #[test]
     fn geometry_matches_rxe() {
@@ -509,8 +685,10 @@ mod tests {
             src_qp: 3,
             wc_flags: 1,
             port_num: 1,
+            net_type: 2,
         };
         let b = c.encode();
+        assert_eq!(Cqe::decode(&b), c);
         assert_eq!(&b[0..8], &0x0102_0304_0506_0708u64.to_le_bytes());
         assert_eq!(b[8], 5);
         assert_eq!(b[12], 128);
