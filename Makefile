@@ -11,7 +11,7 @@ REPO := $(CURDIR)
 SETUP := scripts/setup.sh
 ENV := source scripts/env.sh
 
-.PHONY: all setup kernel module host-test vm-test check run paths clean fmt bench
+.PHONY: all setup kernel module host-test vm-test interop check run paths clean fmt bench
 
 all: module
 
@@ -30,6 +30,10 @@ host-test: setup
 
 vm-test: module
 	@bash selftests/lib/bench.sh check
+
+# rrxe in one VM, rdma_rxe in another, every operation in both directions.
+interop: module
+	@bash selftests/lib/bench.sh interop
 
 # Host tests, then every selftest in a VM. The last line is "N passed, N failed, N skipped".
 check: setup

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make check`: host tests of the protocol core, then the module and every VM selftest.
+# `make check`: host tests of the protocol core, then the module, every VM selftest and
+# the two-VM interoperability run against rdma_rxe.
 # Prints each part's results, then one combined line "N passed, N failed, N skipped".
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +27,13 @@ if bash scripts/module.sh; then
 	read -r vp vf vs < <(tail -1 "$vm_log" | awk '/passed,/ { gsub(",", ""); print $1, $3, $5 }')
 	rm -f "$vm_log"
 	[ -n "$vp" ] || { vp=0 vf=1 vs=0; }
+	echo "== interoperability: rrxe and rdma_rxe in two VMs"
+	io_log=$(mktemp)
+	bash selftests/lib/bench.sh interop | tee "$io_log"
+	read -r io_p io_f io_s < <(tail -1 "$io_log" | awk '/passed,/ { gsub(",", ""); print $1, $3, $5 }')
+	rm -f "$io_log"
+	[ -n "${io_p:-}" ] || { io_p=0 io_f=1 io_s=0; }
+	vp=$((vp + io_p)) vf=$((vf + io_f)) vs=$((vs + io_s))
 else
 	echo "check: module build failed" >&2
 	vf=1

@@ -5,6 +5,8 @@
 #   bench.sh check   run every selftests/*.sh; last line "N passed, N failed, N skipped"
 #   bench.sh demo    create two devices and show them (make run)
 #   bench.sh capture record rdma_rxe packets (RRXE_PROVIDER=rxe RRXE_KEEP_OUT=dir)
+#   bench.sh interop two VMs on a virtual link, rrxe in one and rdma_rxe in the other;
+#                    last line "N passed, N failed, N skipped" (selftests/lib/interop.sh)
 # Fails loudly if a test fails, the guest WARNs/oopses (dmesg scan) or the VM times out.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,7 +34,13 @@ qemu_run() { # qemu_run <accel> <timeout> <mode> <outdir> [extra env...]
 		-fsdev local,id=rootfs,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs \
 		-fsdev local,id=out,path="$o",security_model=none,multidevs=remap \
-		-device virtio-9p-pci,fsdev=out,mount_tag=rrxeout
+		-device virtio-9p-pci,fsdev=out,mount_tag=rrxeout ${qemu_extra[@]+"${qemu_extra[@]}"}
+}
+qemu_extra=()
+
+# Problems the guest kernel reported in a dmesg dump (WARN, BUG, oops, ...).
+dmesg_problems() {
+	[ -f "$1" ] && grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|UBSAN|panicked at|refcount_t:|general protection' "$1"
 }
 
 # KVM on this kind of machine is a nested hypervisor that cannot boot a stock kernel; use
@@ -55,6 +63,48 @@ pick_accel() {
 }
 
 accel=$(pick_accel)
+
+if [ "$mode" = interop ]; then
+	# Two single-vCPU guests joined by a QEMU socket link (one listens, one connects).
+	cpus=1
+	port=$((20000 + RANDOM % 20000))
+	mkdir -p "$out/a" "$out/b"
+	echo "bench: booting two VMs ($accel, 1 vCPU each): rrxe <-> rdma_rxe over 127.0.0.1:$port" >&2
+	start=$(date +%s)
+	qemu_extra=(-netdev "socket,id=n1,listen=127.0.0.1:$port" -device virtio-net-pci,netdev=n1,mac=52:54:00:00:00:01)
+	qemu_run "$accel" "$vm_timeout" interop "$out/a" RRXE_PROVIDER=rrxe RRXE_ROLE=a </dev/null >"$out/a.console" 2>&1 &
+	pa=$!
+	sleep 2
+	qemu_extra=(-netdev "socket,id=n1,connect=127.0.0.1:$port" -device virtio-net-pci,netdev=n1,mac=52:54:00:00:00:02)
+	qemu_run "$accel" "$vm_timeout" interop "$out/b" RRXE_PROVIDER=rxe RRXE_ROLE=b </dev/null >"$out/b.console" 2>&1 &
+	pb=$!
+	wait $pa
+	wait $pb
+	echo "bench: VMs ran $(($(date +%s) - start))s" >&2
+	pass=0 fail=0
+	for v in a b; do
+		if [ -f "$out/$v/results.tap" ]; then
+			sed "s/^/[$v] /" "$out/$v/results.tap"
+			pass=$((pass + $(grep -c '^ok ' "$out/$v/results.tap")))
+			fail=$((fail + $(grep -c '^not ok ' "$out/$v/results.tap")))
+		else
+			echo "bench: FAIL: VM $v produced no results; its console:" >&2
+			tail -20 "$out/$v.console" >&2
+			fail=$((fail + 1))
+		fi
+		bad=$(dmesg_problems "$out/$v/dmesg.txt")
+		if [ -n "$bad" ]; then
+			echo "bench: FAIL: VM $v's kernel reported problems:" >&2
+			echo "$bad" | head -20 >&2
+			fail=$((fail + 1))
+		fi
+	done
+	[ -n "${RRXE_KEEP_OUT:-}" ] && mkdir -p "$RRXE_KEEP_OUT" && cp -r "$out"/. "$RRXE_KEEP_OUT"/
+	echo "$pass passed, $fail failed, 0 skipped"
+	[ "$fail" = 0 ]
+	exit $?
+fi
+
 echo "bench: booting $KB ($accel, $cpus vCPUs, $mem) for '$mode'" >&2
 start=$(date +%s)
 qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} </dev/null 2>&1 | tee "$out/console.log" |
@@ -73,7 +123,7 @@ if [ ! -f "$out/exit-code" ]; then
 	problems=1
 fi
 if [ -f "$out/dmesg.txt" ]; then
-	bad=$(grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|UBSAN|panicked at|refcount_t:|general protection' "$out/dmesg.txt")
+	bad=$(dmesg_problems "$out/dmesg.txt")
 	if [ -n "$bad" ]; then
 		echo "bench: FAIL: the guest kernel reported problems:" >&2
 		echo "$bad" | head -40 >&2

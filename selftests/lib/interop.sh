@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of `bench.sh interop`: one of two VMs joined by a virtual Ethernet link, VM "a"
+# with rrxe and VM "b" with rdma_rxe (never both in one kernel). Both run the same list of
+# steps; in each step one VM is the server and the other the client, so every operation is
+# tested in both directions. Each VM reports its side of every step as KTAP.
+cd "$(dirname "$0")/.." || exit 1
+. lib/ktap.sh
+role=${RRXE_ROLE:?}
+if [ "$role" = a ]; then
+	me=10.1.0.1 peer=10.1.0.2 prov=rrxe dev=rrxe0
+else
+	me=10.1.0.2 peer=10.1.0.1 prov=rxe dev=rxe0
+fi
+nic=$(ls /sys/class/net | grep -v -E '^(lo|sit|tunl|ip6tnl)' | head -1)
+ip link set "$nic" up
+ip addr add $me/24 dev "$nic"
+modprobe "rdma_$prov" 2>/dev/null || modprobe "$prov"
+modprobe ib_uverbs
+modprobe rdma_ucm
+rdma link add $dev type $prov netdev "$nic" || echo "# rdma link add failed"
+wait_for "grep -q ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/*" 20
+# The IPv4-mapped RoCEv2 GID's index (the table order differs between providers).
+gid=$(grep -l ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/* | head -1 | xargs basename)
+
+ktap_header
+steps=14
+ktap_plan $steps
+# step <name> <server role> <server cmd...> -- <client cmd...>: the client gets the peer's
+# address appended and is retried while the server is not listening yet (fast failures).
+step() {
+	local name=$1 srole=$2 srv=() cli=()
+	shift 2
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	local side rc
+	if [ "$srole" = "$role" ]; then
+		side="server on $prov"
+		timeout 90 "${srv[@]}" >/tmp/step.out 2>&1
+		rc=$?
+	else
+		side="client on $prov"
+		local t0 i
+		for i in $(seq 30); do
+			t0=$(date +%s)
+			timeout 90 "${cli[@]}" $peer >/tmp/step.out 2>&1
+			rc=$?
+			[ $rc = 0 ] || [ $(($(date +%s) - t0)) -gt 3 ] && break
+			sleep 1
+		done
+	fi
+	if [ $rc = 0 ]; then
+		ktap_pass "$name ($side)"
+	else
+		tail -4 /tmp/step.out | sed 's/^/# /'
+		ktap_fail "$name ($side) rc=$rc"
+	fi
+	sleep 1
+}
+V=$PWD/tools/rrxe-verify
+for s in a b; do
+	if [ $s = a ]; then who="rrxe serves"; else who="rdma_rxe serves"; fi
+	step "$who: ibv_rc_pingpong -c 4 KiB" $s ibv_rc_pingpong -d $dev -g $gid -c -n 100 -s 4096 -- \
+		ibv_rc_pingpong -d $dev -g $gid -c -n 100 -s 4096
+	step "$who: RDMA WRITE+READ 64 KiB verified" $s $V -d $dev -g $gid -o write -s 65536 -n 50 -- \
+		$V -d $dev -g $gid -o write -s 65536 -n 50
+	step "$who: SEND with immediate verified" $s $V -d $dev -g $gid -o send -s 4096 -n 300 -k 8 -- \
+		$V -d $dev -g $gid -o send -s 4096 -n 300 -k 8
+	step "$who: atomics verified" $s $V -d $dev -g $gid -o atomic -n 200 -k 4 -- \
+		$V -d $dev -g $gid -o atomic -n 200 -k 4
+	step "$who: ibv_ud_pingpong -c" $s ibv_ud_pingpong -d $dev -g $gid -c -n 100 -s 1024 -- \
+		ibv_ud_pingpong -d $dev -g $gid -c -n 100 -s 1024
+	step "$who: ib_write_bw 64 KiB" $s ib_write_bw -d $dev -x $gid -F -s 65536 -n 200 -- \
+		ib_write_bw -d $dev -x $gid -F -s 65536 -n 200
+	step "$who: rping -V (rdma_cm over QP1)" $s rping -s -a $me -V -C 20 -S 2000 -- \
+		rping -c -V -C 20 -S 2000 -a
+done
+ktap_finished
