@@ -417,6 +417,11 @@ unsafe extern "C" fn alloc_ucontext(_uctx: *mut b::ib_ucontext, _udata: *mut b::
 
 unsafe extern "C" fn dealloc_ucontext(_uctx: *mut b::ib_ucontext) {}
 
+/// Device removal with processes still attached: ib_core destroys their objects through
+/// the ordinary destroy ops and zaps the ring mappings; nothing else to let go of. Having
+/// the op lets `rdma link delete` and rmmod proceed instead of waiting for the processes.
+unsafe extern "C" fn disassociate_ucontext(_uctx: *mut b::ib_ucontext) {}
+
 unsafe extern "C" fn enable_driver<T: IbDriver>(ib: *mut b::ib_device) -> c_int {
     // SAFETY: called once the registered device is visible.
     let dev = unsafe { IbDev::<T>::from_raw(ib) };
@@ -978,6 +983,7 @@ impl<T: IbDriver> Ops<T> {
         query_pkey: Some(query_pkey::<T>),
         alloc_ucontext: Some(alloc_ucontext),
         dealloc_ucontext: Some(dealloc_ucontext),
+        disassociate_ucontext: Some(disassociate_ucontext),
         enable_driver: Some(enable_driver::<T>),
         dealloc_driver: Some(dealloc_driver::<T>),
         size_ib_ucontext: size_of::<b::ib_ucontext>(),
