@@ -106,6 +106,7 @@ stats!(
     cnp_rcvd,
     drop_qkey,
     drop_no_recv,
+    drop_rx_queue,
 );
 
 struct Tables {

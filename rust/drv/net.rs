@@ -3,6 +3,7 @@
 //! receive path from the UDP socket (softirq) to the QPs.
 
 use super::device::{DevShared, Rrxe};
+use super::qp::Qp;
 use crate::kabi::crc::KernelCrc32;
 use crate::kabi::ib::IbDev;
 use crate::kabi::skb::{Dst, SkBuff};
@@ -137,6 +138,44 @@ impl DevShared {
     }
 }
 
+/// The RoCEv2 part of a received packet: its IP header and the UDP payload.
+fn split(l3: &[u8], v6: bool) -> Option<(&[u8], &[u8])> {
+    let iplen = if v6 { IPV6_HLEN } else { IPV4_HLEN };
+    if !v6 && l3.first() != Some(&0x45) {
+        return None;
+    }
+    Some((l3.get(..iplen)?, l3.get(iplen + UDP_HLEN..)?))
+}
+
+impl DevShared {
+    /// Checks and delivers a packet the softirq queued for `qp` (its work item runs this,
+    /// on whichever CPU is free: the receive softirq only sorts packets).
+    pub(crate) fn deliver(&self, qp: &Qp, mut skb: SkBuff) {
+        let Ok((l3, v6)) = skb.rx_view() else {
+            return;
+        };
+        let Some((ip, udp_payload)) = split(l3, v6) else {
+            self.stats.drop_malformed.inc();
+            return;
+        };
+        let Ok(pkt) = packet::parse(udp_payload) else {
+            self.stats.drop_malformed.inc();
+            return;
+        };
+        let body = l3.get(..l3.len().saturating_sub(ICRC_LEN)).unwrap_or(&[]);
+        if icrc::compute(&KernelCrc32, body).ok() != Some(pkt.icrc) {
+            self.stats.drop_icrc.inc();
+            return;
+        }
+        if pkt.info.has(f::REQ) {
+            qp.on_request(&pkt, ip);
+        } else {
+            qp.on_response(&pkt);
+        }
+        skb.consume();
+    }
+}
+
 impl UdpRx for Rrxe {
     fn rx(mut skb: SkBuff) {
         // The device by ingress netdev; packets between local addresses arrive on `lo`,
@@ -146,7 +185,6 @@ impl UdpRx for Rrxe {
         let Ok((l3, v6)) = skb.rx_view() else {
             return;
         };
-        let iplen = if v6 { IPV6_HLEN } else { IPV4_HLEN };
         let daddr = if v6 { l3.get(24..40) } else { l3.get(16..20) };
         let dev = match by_dev {
             Some(d) => d,
@@ -162,16 +200,13 @@ impl UdpRx for Rrxe {
         };
         let shared = dev.data().shared();
         shared.stats.rx_packets.inc();
-        if !v6 && l3.first() != Some(&0x45) {
-            shared.stats.drop_malformed.inc();
-            return;
-        }
-        let Some(udp_payload) = l3.get(iplen + UDP_HLEN..) else {
+        let Some((_, udp_payload)) = split(l3, v6) else {
             shared.stats.drop_malformed.inc();
             return;
         };
-        let pkt = match packet::parse(udp_payload) {
-            Ok(p) => p,
+        let len = udp_payload.len();
+        let bth = match packet::parse(udp_payload) {
+            Ok(p) => (p.bth.dqpn, p.info.has(f::CNP)),
             Err(ParseError::UnknownOpcode(_)) => {
                 shared.stats.drop_opcode.inc();
                 return;
@@ -181,26 +216,28 @@ impl UdpRx for Rrxe {
                 return;
             }
         };
-        let body = l3.get(..l3.len().saturating_sub(ICRC_LEN)).unwrap_or(&[]);
-        if icrc::compute(&KernelCrc32, body).ok() != Some(pkt.icrc) {
-            shared.stats.drop_icrc.inc();
-            return;
-        }
-        if pkt.info.has(f::CNP) {
+        if bth.1 {
             shared.stats.cnp_rcvd.inc();
             skb.consume();
             return;
         }
-        let Some(qp) = shared.qp(pkt.bth.dqpn) else {
-            shared.stats.drop_qpn.inc();
+        let Some(qp) = shared.qp(bth.0) else {
+            // A corrupted packet is counted as such, whatever QPN its bits now name.
+            let body = l3.get(..l3.len().saturating_sub(ICRC_LEN)).unwrap_or(&[]);
+            let icrc = l3.get(l3.len().saturating_sub(ICRC_LEN)..);
+            if icrc.is_some_and(|c| {
+                icrc::compute(&KernelCrc32, body)
+                    .ok()
+                    .as_ref()
+                    .map(|x| &x[..])
+                    != Some(c)
+            }) {
+                shared.stats.drop_icrc.inc();
+            } else {
+                shared.stats.drop_qpn.inc();
+            }
             return;
         };
-        if pkt.info.has(f::REQ) {
-            qp.on_request(&pkt, l3.get(..iplen).unwrap_or(&[]));
-        } else {
-            qp.on_response(&pkt);
-        }
-        drop(qp);
-        skb.consume();
+        qp.queue_rx(skb, len);
     }
 }

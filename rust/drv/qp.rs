@@ -7,6 +7,7 @@ use super::device::DevShared;
 use super::net::{Path, Payload, TxPkt};
 use super::res::{access, Cq, Mr, Ring, Srq};
 use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
+use crate::kabi::skb::SkBuff;
 use crate::kabi::timer::{Timer, TimerHandler};
 use crate::kabi::verbs::{Av, QpHandle, Udata};
 use crate::kabi::work::{Work, WorkHandler};
@@ -33,6 +34,18 @@ pub(crate) mod qps {
 
 /// Largest SQ/RQ depth rrxe accepts (bounds the per-QP state it allocates).
 pub(crate) const MAX_QP_WR: u32 = 4096;
+
+/// Most received packets a QP queues for processing (a peer cannot make it hold more).
+const RX_QUEUE_MAX: usize = 1024;
+/// Largest UDP payload the receive softirq processes itself when the QP's queue is idle.
+const RX_INLINE_MAX: usize = 256;
+
+/// Received packets waiting for the QP's work item.
+struct RxQueue {
+    pkts: KVec<SkBuff>,
+    /// The work item is processing a batch: later packets queue behind it.
+    busy: bool,
+}
 
 /// Bytes at the start of a UD receive buffer that hold the network header.
 const GRH_LEN: usize = 40;
@@ -142,6 +155,10 @@ pub(crate) struct Qp {
     post_lock: SpinLockIrq<()>,
     /// Mirrors `state == ERR` for posters that cannot take the engine lock.
     in_error: AtomicBool,
+    /// Packets the receive softirq sorted to this QP, for `send_work` to process, and
+    /// whether that work is draining them.
+    #[pin]
+    rxq: SpinLockBh<RxQueue>,
     sq: Ring,
     /// The receive queue, unless receives come from an SRQ.
     rq: Option<Ring>,
@@ -244,6 +261,7 @@ impl Qp {
                 handle,
                 kernel: udata.is_none(),
                 post_lock <- new_spinlock_irq!(()),
+                rxq <- new_spinlock_bh!(RxQueue { pkts: KVec::new(), busy: false }),
                 in_error: AtomicBool::new(false),
                 sq,
                 rq,
@@ -318,7 +336,34 @@ impl Qp {
         self.st.lock().state = qps::RESET;
         self.timer.shutdown();
         self.send_work.shutdown();
+        // Packets still queued are freed unprocessed.
+        drop(core::mem::take(&mut self.rxq.lock().pkts));
         self.dev.free_qpn(self.qpn);
+    }
+
+    /// Receive softirq: a small packet (ACK, short message) arriving while nothing is
+    /// queued is processed at once (latency); anything else goes to this QP's work item,
+    /// so that copying payloads runs on whichever CPU is free. A full queue drops the
+    /// packet (counted; the peer retransmits).
+    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize) {
+        let mut q = self.rxq.lock();
+        if len <= RX_INLINE_MAX && q.pkts.is_empty() && !q.busy {
+            drop(q);
+            self.dev.deliver(self, skb);
+            return;
+        }
+        if q.pkts.len() >= RX_QUEUE_MAX {
+            drop(q);
+            self.dev.stats.drop_rx_queue.inc();
+            return;
+        }
+        if q.pkts.push(skb, GFP_ATOMIC).is_err() {
+            drop(q);
+            self.dev.stats.drop_rx_queue.inc();
+            return;
+        }
+        drop(q);
+        self.send_work.queue();
     }
 
     /// Datagram QPs: UD and the GSI QP.
@@ -1735,6 +1780,20 @@ impl TimerHandler for Qp {
 
 impl WorkHandler for Qp {
     fn work_run(&self) {
+        // Received packets first (ACKs open the window for the requester below).
+        loop {
+            let batch = {
+                let mut q = self.rxq.lock();
+                q.busy = !q.pkts.is_empty();
+                core::mem::take(&mut q.pkts)
+            };
+            if batch.is_empty() {
+                break;
+            }
+            for skb in batch {
+                self.dev.deliver(self, skb);
+            }
+        }
         let mut st = self.st.lock();
         if st.state == qps::ERR {
             self.flush(&mut st);
