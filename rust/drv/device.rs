@@ -546,6 +546,10 @@ impl IbDriver for Rrxe {
         Ok(())
     }
 
+    fn resize_cq(cq: &Arc<Cq>, cqe: u32, udata: &Udata) -> Result<u32> {
+        cq.resize(cqe, udata)
+    }
+
     fn req_notify_cq(cq: &Arc<Cq>, flags: u32) -> i32 {
         cq.arm(flags)
     }

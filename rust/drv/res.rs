@@ -168,6 +168,10 @@ const CQ_SOLICITED_MASK: u32 = 3;
 const CQ_REPORT_MISSED_EVENTS: u32 = 4;
 
 struct CqState {
+    /// The ring (replaced by a resize) and its mmap registration.
+    ring: Arc<UserBuf>,
+    geom: RingGeom,
+    _mmap: Option<Mmap>,
     producer: u32,
     notify: u32,
     dead: bool,
@@ -177,10 +181,8 @@ struct CqState {
 /// the same ring polled through `poll_cq`.
 #[pin_data]
 pub(crate) struct Cq {
-    ring: Arc<UserBuf>,
-    geom: RingGeom,
     handle: CqHandle,
-    _mmap: Option<Mmap>,
+    max_cqe: u32,
     #[pin]
     st: SpinLockBh<CqState>,
 }
@@ -203,15 +205,56 @@ impl Cq {
         let cap = geom.capacity();
         let cq = Arc::pin_init(
             try_pin_init!(Cq {
-                ring,
-                geom,
                 handle,
-                _mmap: mmap,
-                st <- new_spinlock_bh!(CqState { producer: 0, notify: 0, dead: false }),
+                max_cqe,
+                st <- new_spinlock_bh!(CqState {
+                    ring,
+                    geom,
+                    _mmap: mmap,
+                    producer: 0,
+                    notify: 0,
+                    dead: false,
+                }),
             }),
             GFP_KERNEL,
         )?;
         Ok((cq, cap))
+    }
+
+    /// `ibv_resize_cq`: a new ring of at least `cqe` entries holding the completions not
+    /// yet consumed, at its start; returns the new capacity. `EINVAL` if they do not fit.
+    pub(crate) fn resize(&self, cqe: u32, udata: &Udata) -> Result<u32> {
+        let geom = RingGeom::new(cqe, CQE_SLOT, self.max_cqe).ok_or(EINVAL)?;
+        if udata.out_len() < 16 {
+            return Err(EINVAL);
+        }
+        let (ring, mmap, mi) = publish_ring(&geom, Some(udata))?;
+        // The old ring and its mmap entry are let go of after the lock is dropped.
+        let _old = {
+            let mut st = self.st.lock();
+            let mut cons = st.ring.load_acquire(CONSUMER_OFF) & st.geom.mask;
+            let pending = st.geom.count(st.producer, cons);
+            if pending > geom.capacity() {
+                return Err(EINVAL);
+            }
+            let mut b = [0u8; uapi::UVERBS_WC_LEN];
+            for i in 0..pending {
+                st.ring.read(st.geom.slot_off(cons), &mut b).ok_or(EINVAL)?;
+                ring.write(geom.slot_off(i), &b).ok_or(EINVAL)?;
+                cons = st.geom.next(cons);
+            }
+            ring.store_release(PRODUCER_OFF, pending);
+            st.geom = geom;
+            st.producer = pending;
+            (
+                core::mem::replace(&mut st.ring, ring),
+                core::mem::replace(&mut st._mmap, mmap),
+            )
+        };
+        // librxe maps the new ring from this answer (the old mapping stays valid until it
+        // unmaps it: the old buffer lives until its mmap entry is freed).
+        udata.respond(&mi)?;
+        Ok(geom.capacity())
     }
 
     /// Posts a completion. `Err` if the CQ is full (the consumer gets a CQ error event).
@@ -220,16 +263,16 @@ impl Cq {
         if st.dead {
             return Err(EINVAL);
         }
-        let cons = self.ring.load_acquire(CONSUMER_OFF) & self.geom.mask;
-        if self.geom.full(st.producer, cons) {
+        let cons = st.ring.load_acquire(CONSUMER_OFF) & st.geom.mask;
+        if st.geom.full(st.producer, cons) {
             self.handle.overrun();
             return Err(ENOSPC);
         }
-        self.ring
-            .write(self.geom.slot_off(st.producer), &cqe.encode())
+        st.ring
+            .write(st.geom.slot_off(st.producer), &cqe.encode())
             .ok_or(EINVAL)?;
-        st.producer = self.geom.next(st.producer);
-        self.ring.store_release(PRODUCER_OFF, st.producer);
+        st.producer = st.geom.next(st.producer);
+        st.ring.store_release(PRODUCER_OFF, st.producer);
         let notify = st.notify & CQ_NEXT_COMP != 0 || (st.notify & CQ_SOLICITED != 0 && solicited);
         if notify {
             st.notify = 0;
@@ -245,25 +288,25 @@ impl Cq {
     /// Kernel consumers: takes up to `max` completions, oldest first.
     pub(crate) fn poll(&self, max: usize, mut sink: impl FnMut(usize, &Cqe)) -> usize {
         let st = self.st.lock();
-        let mut cons = self.ring.load_acquire(CONSUMER_OFF) & self.geom.mask;
+        let mut cons = st.ring.load_acquire(CONSUMER_OFF) & st.geom.mask;
         let mut n = 0;
         while n < max && cons != st.producer {
             let mut b = [0u8; uapi::UVERBS_WC_LEN];
-            if self.ring.read(self.geom.slot_off(cons), &mut b).is_some() {
+            if st.ring.read(st.geom.slot_off(cons), &mut b).is_some() {
                 sink(n, &Cqe::decode(&b));
                 n += 1;
             }
-            cons = self.geom.next(cons);
+            cons = st.geom.next(cons);
         }
-        self.ring.store_release(CONSUMER_OFF, cons);
+        st.ring.store_release(CONSUMER_OFF, cons);
         n
     }
 
     pub(crate) fn arm(&self, flags: u32) -> i32 {
         let mut st = self.st.lock();
         st.notify |= flags & CQ_SOLICITED_MASK;
-        let cons = self.ring.load_acquire(CONSUMER_OFF) & self.geom.mask;
-        i32::from(flags & CQ_REPORT_MISSED_EVENTS != 0 && self.geom.count(st.producer, cons) != 0)
+        let cons = st.ring.load_acquire(CONSUMER_OFF) & st.geom.mask;
+        i32::from(flags & CQ_REPORT_MISSED_EVENTS != 0 && st.geom.count(st.producer, cons) != 0)
     }
 
     pub(crate) fn kill(&self) {

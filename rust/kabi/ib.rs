@@ -93,6 +93,8 @@ pub(crate) trait IbDriver: Sized + 'static {
     ) -> Result<(Arc<Self::Cq>, u32)>;
     /// Destroys a CQ.
     fn destroy_cq(dev: &IbDev<Self>, cq: &Arc<Self::Cq>) -> Result;
+    /// Resizes a user CQ to at least `cqe` entries; returns the real capacity.
+    fn resize_cq(cq: &Arc<Self::Cq>, cqe: u32, udata: &Udata) -> Result<u32>;
     /// Arms a CQ; returns 1 if completions are already pending and the caller asked.
     fn req_notify_cq(cq: &Arc<Self::Cq>, flags: u32) -> i32;
     /// Creates a QP; writes the real capacities back into `init.cap`; returns the QPN.
@@ -557,6 +559,27 @@ unsafe extern "C" fn destroy_cq<T: IbDriver>(cq: *mut b::ib_cq, _udata: *mut b::
     0
 }
 
+unsafe extern "C" fn resize_user_cq<T: IbDriver>(
+    cq: *mut b::ib_cq,
+    cqe: c_uint,
+    udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: live CQ of ours; `udata` is the caller's (uverbs serialises this with the
+    // CQ's other verbs; the provider holds its CQ lock across the call).
+    let (shell, udata) = unsafe { (CqShell::<T>::from_raw(cq), Udata::from_raw(udata)) };
+    let (Some(c), Some(u)) = (shell.data(), udata) else {
+        return EINVAL.to_errno();
+    };
+    match T::resize_cq(c, cqe, &u) {
+        Ok(cap) => {
+            // SAFETY: ib_core reports `cqe` back to the caller after we return.
+            unsafe { (*cq).cqe = cap as c_int };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
 unsafe extern "C" fn req_notify_cq<T: IbDriver>(
     cq: *mut b::ib_cq,
     flags: b::ib_cq_notify_flags,
@@ -995,6 +1018,7 @@ impl<T: IbDriver> Ops<T> {
         create_cq: Some(create_cq::<T>),
         destroy_cq: Some(destroy_cq::<T>),
         req_notify_cq: Some(req_notify_cq::<T>),
+        resize_user_cq: Some(resize_user_cq::<T>),
         size_ib_cq: size_of::<CqShell<T>>(),
         create_qp: Some(create_qp::<T>),
         modify_qp: Some(modify_qp::<T>),

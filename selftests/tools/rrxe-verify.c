@@ -20,6 +20,9 @@
  *           with k WQEs and its limit armed at k/2: SENDs from the other QP must raise
  *           IBV_EVENT_SRQ_LIMIT_REACHED exactly once the SRQ drops below the limit, and the
  *           limit reads back as 0 (disarmed) afterwards.
+ *   resize   (one process, no peer) completions pending in a small CQ survive ibv_resize_cq
+ *           (grow while holding 6, more land after it, all 16 come out in order); shrinking
+ *           below the pending count is refused.
  * Exit status 0 only if every check passed; the last line reports op, bytes and MB/s.
  */
 #include <poll.h>
@@ -357,6 +360,75 @@ static int run_srq_limit(void)
 	return 0;
 }
 
+/* Two RC QPs of one device, connected to each other; `a` sends on `scq`. */
+static void loop_pair(struct ibv_cq *scq, struct ibv_qp **a, struct ibv_qp **b)
+{
+	struct ibv_qp_init_attr qa = { .send_cq = scq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct info ia, ib;
+	if (!(*a = ibv_create_qp(pd, &qa)))
+		die("create_qp: %s", strerror(errno));
+	qa.send_cq = cq;
+	if (!(*b = ibv_create_qp(pd, &qa)))
+		die("create_qp: %s", strerror(errno));
+	qp_attr_init(&ia, *a);
+	qp_attr_init(&ib, *b);
+	qp = *a;
+	connect_qp(&ia, &ib);
+	qp = *b;
+	connect_qp(&ib, &ia);
+}
+
+static struct ibv_wc poll_on(struct ibv_cq *c)
+{
+	struct ibv_cq *saved = cq;
+	cq = c;
+	struct ibv_wc wc = poll1();
+	cq = saved;
+	return wc;
+}
+
+/* `n` SENDs from `a` (ids from `first`), each received by `b` before the next. */
+static void sends(struct ibv_qp *a, struct ibv_qp *b, unsigned first, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		qp = b;
+		post_recv(i, buf + 4096, 64);
+		qp = a;
+		post(IBV_WR_SEND, first + i, buf, 8, 0, 0, 0, 0, 0);
+		poll1(); /* the receive, on the main CQ: the send is complete too */
+	}
+}
+
+static int run_resize(void)
+{
+	struct ibv_cq *small = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp *a, *b;
+	if (!small)
+		die("create_cq: %s", strerror(errno));
+	loop_pair(small, &a, &b);
+	sends(a, b, 0, 6);
+	if (ibv_resize_cq(small, 64) || small->cqe < 64)
+		die("resize to 64 with 6 pending: %s (cqe %d)", strerror(errno), small->cqe);
+	sends(a, b, 6, 10);
+	for (unsigned i = 0; i < 16; i++) {
+		struct ibv_wc wc = poll_on(small);
+		if (wc.wr_id != i || wc.opcode != IBV_WC_SEND)
+			die("completion %u after resize: wr_id %llu opcode %d", i,
+			    (unsigned long long)wc.wr_id, wc.opcode);
+	}
+	sends(a, b, 16, 6);
+	if (!ibv_resize_cq(small, 2))
+		die("resize to 2 with 6 pending succeeded");
+	for (unsigned i = 0; i < 6; i++)
+		if (poll_on(small).wr_id != 16 + i)
+			die("completion %u after a refused resize", 16 + i);
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(small))
+		die("destroy: %s", strerror(errno));
+	printf("rrxe-verify: op=resize ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = NULL, *op = "write";
@@ -398,6 +470,8 @@ int main(int argc, char **argv)
 	srand(getpid() ^ time(NULL));
 	if (!strcmp(op, "srq-limit"))
 		return run_srq_limit();
+	if (!strcmp(op, "resize"))
+		return run_resize();
 	struct info me = { .rkey = mr->rkey, .addr = (uintptr_t)buf }, peer;
 	qp_attr_init(&me, qp);
 	tcp(host);
