@@ -20,20 +20,20 @@ rm -f "$host_log"
 
 echo "== module"
 vp=0 vf=0 vs=0
+# vm_part <title> <bench mode>: runs one bench job and adds its last-line counts.
+vm_part() {
+	echo "== $1"
+	local log p f k
+	log=$(mktemp)
+	bash selftests/lib/bench.sh "$2" | tee "$log"
+	read -r p f k < <(tail -1 "$log" | awk '/passed,/ { gsub(",", ""); print $1, $3, $5 }')
+	rm -f "$log"
+	[ -n "${p:-}" ] || { p=0 f=1 k=0; }
+	vp=$((vp + p)) vf=$((vf + f)) vs=$((vs + k))
+}
 if bash scripts/module.sh; then
-	echo "== VM selftests"
-	vm_log=$(mktemp)
-	bash selftests/lib/bench.sh check | tee "$vm_log"
-	read -r vp vf vs < <(tail -1 "$vm_log" | awk '/passed,/ { gsub(",", ""); print $1, $3, $5 }')
-	rm -f "$vm_log"
-	[ -n "$vp" ] || { vp=0 vf=1 vs=0; }
-	echo "== interoperability: rrxe and rdma_rxe in two VMs"
-	io_log=$(mktemp)
-	bash selftests/lib/bench.sh interop | tee "$io_log"
-	read -r io_p io_f io_s < <(tail -1 "$io_log" | awk '/passed,/ { gsub(",", ""); print $1, $3, $5 }')
-	rm -f "$io_log"
-	[ -n "${io_p:-}" ] || { io_p=0 io_f=1 io_s=0; }
-	vp=$((vp + io_p)) vf=$((vf + io_f)) vs=$((vs + io_s))
+	vm_part "VM selftests" check
+	vm_part "interoperability: rrxe and rdma_rxe in two VMs" interop
 else
 	echo "check: module build failed" >&2
 	vf=1
