@@ -21,4 +21,14 @@ module! {
     description: "Soft-RoCE (RoCEv2) provider in Rust",
     license: "GPL",
     alias: ["rdma-link-rrxe"],
+    params: {
+        selective: u32 {
+            default: 1,
+            description: "Selective retransmission: 0 = plain IBTA go-back-N, 1 = negotiate per connection (default), 2 = always (both ends rrxe)",
+        },
+        reasm_qp_kib: u32 {
+            default: 4096,
+            description: "KiB of packets one QP keeps beyond its expected PSN (1..65536; the device keeps at most 64 MiB)",
+        },
+    },
 }

@@ -31,6 +31,10 @@ rows = [("ib_write_bw 64 KiB, 1 QP (MB/s)", "write_bw_64k_1qp", True),
         ("ib_send_bw 4 KiB (MB/s)", "send_bw_4k", True),
         ("ib_write_lat 8 B, typical (us)", "write_lat_8b", False),
         ("iperf3 TCP over the same veth (MB/s)", "iperf3_tcp", True)]
+for pct in ("0.1", "1", "5"):
+    for op in ("write", "read"):
+        rows += [("ib_%s_bw 64 KiB, %s%% loss (MB/s)" % (op, pct), "%s_bw_64k_loss_%s" % (op, pct), True),
+                 ("  rrxe packets resent per packet lost", "%s_resent_per_lost_%s" % (op, pct), False)]
 def num(d, k):
     try:
         return float(d.get(k, ""))

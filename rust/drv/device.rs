@@ -55,6 +55,21 @@ impl Counter {
     pub(crate) fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// Adds `n`; returns the new value (gauges).
+    pub(crate) fn add(&self, n: u64) -> u64 {
+        self.0.fetch_add(n, Ordering::Relaxed).wrapping_add(n)
+    }
+
+    /// Subtracts `n` (gauges).
+    pub(crate) fn sub(&self, n: u64) {
+        self.0.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    /// Raises the value to `v` if it is lower (high-water marks).
+    pub(crate) fn raise(&self, v: u64) {
+        self.0.fetch_max(v, Ordering::Relaxed);
+    }
 }
 
 macro_rules! stats {
@@ -107,7 +122,43 @@ stats!(
     drop_qkey,
     drop_no_recv,
     drop_rx_queue,
+    sel_negotiated,
+    sel_fallback,
+    sel_accepted,
+    ooo_kept,
+    ooo_placed,
+    sack_sent,
+    sack_rcvd,
+    sack_spurious,
+    retx_packets,
+    rd_rereq,
+    tlp_sent,
+    reasm_bytes,
+    reasm_high,
+    drop_reasm_limit,
 );
+
+/// Bytes of packets kept beyond the expected PSN, per device (all QPs).
+pub(crate) const REASM_DEV_MAX: u64 = 64 << 20;
+
+impl DevShared {
+    /// Reserves `n` bytes of the device's reassembly budget.
+    pub(crate) fn reasm_reserve(&self, n: usize) -> bool {
+        let n = n as u64;
+        let now = self.stats.reasm_bytes.add(n);
+        if now > REASM_DEV_MAX {
+            self.stats.reasm_bytes.sub(n);
+            return false;
+        }
+        self.stats.reasm_high.raise(now);
+        true
+    }
+
+    /// Returns `n` bytes to the device's reassembly budget.
+    pub(crate) fn reasm_release(&self, n: usize) {
+        self.stats.reasm_bytes.sub(n as u64);
+    }
+}
 
 struct Tables {
     qps: KVec<Option<Arc<Qp>>>,

@@ -11,8 +11,8 @@ use crate::kabi::udp::UdpRx;
 use crate::kabi::verbs::Av;
 use crate::proto::bth::Bth;
 use crate::proto::icrc::{self, IPV4_HLEN, IPV6_HLEN, UDP_HLEN};
-use crate::proto::opcode::{flags as f, info, ICRC_LEN};
-use crate::proto::packet::{self, write_headers, Ext, ParseError};
+use crate::proto::opcode::{flags as f, ICRC_LEN};
+use crate::proto::packet::{self, write_headers, Ext, Packet, ParseError};
 use kernel::prelude::*;
 
 /// Where a connected QP sends: addresses, UDP source port and a cached route.
@@ -69,11 +69,24 @@ pub(crate) struct TxPkt<'a> {
 }
 
 impl DevShared {
+    /// Sends a packet without payload (requests, acknowledgements); a failure is like a
+    /// loss on the wire, which the protocol recovers.
+    pub(crate) fn xmit_hdr(&self, path: &Path, bth: Bth, ext: Ext) {
+        let _ = self.xmit(
+            path,
+            &TxPkt {
+                bth,
+                ext,
+                payload: Payload::None,
+            },
+        );
+    }
+
     /// Builds and sends one packet on `path`. `Err(status)` if the payload could not be
     /// gathered (a completion status), `Err(LOC_QP_OP_ERR)` for any other failure.
     pub(crate) fn xmit(&self, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
         use crate::proto::uapi::wc_status::LOC_QP_OP_ERR as E;
-        let hlen = info(p.bth.opcode).ok_or(E)?.header_len();
+        let hlen = packet::headers_len(&p.bth).ok_or(E)?;
         let plen = match p.payload {
             Payload::None => 0,
             Payload::Fill(n, _) => n,
@@ -167,13 +180,24 @@ impl DevShared {
             self.stats.drop_icrc.inc();
             return;
         }
+        let bytes = udp_payload.len();
         if pkt.info.has(f::REQ) {
-            qp.on_request(&pkt, ip);
+            if let Some(psn) = qp.on_request(&pkt, ip) {
+                qp.keep(psn, skb, bytes);
+                return;
+            }
         } else {
             qp.on_response(&pkt);
         }
         skb.consume();
     }
+}
+
+/// The RoCEv2 packet in a received skb the QP kept (its ICRC was checked on arrival).
+pub(crate) fn rc_packet(skb: &mut SkBuff) -> Option<Packet<'_>> {
+    let (l3, v6) = skb.rx_view().ok()?;
+    let (_, udp_payload) = split(l3, v6)?;
+    packet::parse(udp_payload).ok()
 }
 
 impl UdpRx for Rrxe {

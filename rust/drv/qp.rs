@@ -17,6 +17,7 @@ use crate::proto::opcode::{flags as f, op};
 use crate::proto::packet::{Ext, Packet};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{self, Kind};
+use crate::proto::sel::{self, Arrival, PsnBits, Reordering, RxWindow, Sack, Xeth, RX_SPAN};
 use crate::proto::uapi::{self, send_flags, wc_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +57,30 @@ const NET_IPV6: u8 = 3;
 /// Atomic results the responder remembers (at least the largest responder depth).
 const ATOMIC_REPLAY: usize = super::device::MAX_QP_RD_ATOM as usize;
 
+/// Silence after which a selective requester sends a tail-loss probe.
+const PROBE_US: u64 = 3000;
+/// How many later PSNs must arrive before the responder reports a hole: the bounds of
+/// the adaptation (doubled when a reported hole is then filled by the original packet,
+/// eased back by one when a retransmission fills it). The maximum stays below half the
+/// requester's window, so a hole is always reported before the window closes.
+const REORDER_MAX: u32 = 48;
+/// The same bound for READ responses: they do not hold the requester's PSN window, and
+/// two READs answered from two CPUs interleave by up to a whole READ (64 packets of 64 KiB
+/// at MTU 1024).
+const RD_REORDER_MAX: u32 = 256;
+/// Confirmed reports needed to lower a reordering threshold by one.
+const REORDER_DECAY: u32 = 8;
+
+/// Selective-retransmission mode (module parameter `selective`).
+pub(crate) mod selmode {
+    /// Plain IBTA go-back-N: never offer, never accept.
+    pub(crate) const OFF: u32 = 0;
+    /// Offer on every request, use it once the peer accepts (default).
+    pub(crate) const AUTO: u32 = 1;
+    /// Use it from the first packet (both ends must be rrxe).
+    pub(crate) const FORCE: u32 = 2;
+}
+
 /// Per-slot requester state (the WQE itself stays in the user's slot and is re-read and
 /// re-validated whenever it is (re)transmitted).
 #[derive(Clone, Copy, Default)]
@@ -71,12 +96,16 @@ struct Slot {
     started: bool,
     /// READ: bytes received.
     got: u32,
+    /// WQE sequence number (the XETH's).
+    seq: u32,
 }
 
 /// Responder context of a multi-packet SEND.
 struct RecvCtx {
     wqe: RecvWqe,
     offset: u32,
+    /// XETH WQE sequence number of the SEND (selective peers).
+    seq: Option<u32>,
 }
 
 /// Responder context of a multi-packet WRITE.
@@ -85,6 +114,40 @@ struct WriteCtx {
     va: u64,
     resid: u32,
     len: u32,
+    /// First byte of the WRITE (`va` moves on as packets arrive in order).
+    start: u64,
+    /// XETH WQE sequence number of the WRITE (selective peers).
+    seq: Option<u32>,
+}
+
+/// Room for the headers of a data packet whose payload was placed early: BTH, RETH,
+/// ImmDt or IETH, XETH and a dummy ICRC.
+const PLACED_HDR: usize = 64;
+
+/// The headers of a packet beyond the expected PSN whose payload already went to its
+/// destination (the WQE's RETH or receive WQE was known), processed in PSN order later.
+struct Placed {
+    hdr: [u8; PLACED_HDR],
+    len: usize,
+    payload: u32,
+}
+
+/// A packet kept beyond the expected PSN.
+enum Kept {
+    /// The received skb and the bytes it counts against the limits.
+    Skb(SkBuff, usize),
+    /// Payload placed, headers kept.
+    Placed(KBox<Placed>),
+}
+
+impl Kept {
+    /// Bytes it counts against the reassembly limits.
+    fn bytes(&self) -> usize {
+        match self {
+            Kept::Skb(_, n) => *n,
+            Kept::Placed(_) => PLACED_HDR,
+        }
+    }
 }
 
 struct State {
@@ -132,6 +195,44 @@ struct State {
     /// Results of the last executed atomics, by PSN, for duplicate requests.
     replay: KVec<Option<(Psn, u64)>>,
     atomic_next: u32,
+    // selective retransmission
+    /// Requester: the peer accepted (its responses carry the capability bit).
+    sel_tx: bool,
+    /// Requester: a response arrived, so negotiation is decided.
+    sel_seen: bool,
+    /// Requester: sequence number of the next WQE.
+    wqe_seq: u32,
+    /// Requester: probes sent since the last response.
+    probes: u32,
+    /// Requester: READ response PSNs received beyond `comp_psn`.
+    rd_bits: PsnBits<64>,
+    /// Requester: READ response PSNs asked for again since they went missing.
+    rd_asked: PsnBits<64>,
+    /// Requester: PSNs resent for an incremental SACK since the last probe (a full SACK
+    /// does not resend them again at once: they are likely still on their way).
+    retx_bits: PsnBits<4>,
+    /// Requester: highest READ response PSN received.
+    rd_high: Psn,
+    /// Requester: how many later READ responses reveal a hole.
+    rd_reorder: Reordering,
+    /// Requester: every request before this PSN was acknowledged (explicitly or by a
+    /// later response).
+    acked: Psn,
+    /// Responder: the requester offered (keep packets beyond the expected PSN, SACK).
+    peer_sel: bool,
+    /// Responder: PSNs kept beyond `resp_psn`.
+    rxw: RxWindow,
+    /// Responder: packets were kept since the last SACK decision.
+    sack_due: bool,
+    /// Responder: an RNR NAK is outstanding: the requester goes back to that PSN, so
+    /// later packets are dropped (as IBTA does), not kept and reported.
+    rnr_hold: bool,
+    /// Responder: how many later packets reveal a hole (the path's reordering).
+    reorder: Reordering,
+    /// Responder: the kept packets and their sizes, by `psn % RX_SPAN` (empty when
+    /// selective retransmission is off).
+    kept: KVec<Option<Kept>>,
+    kept_bytes: usize,
 }
 
 /// A queue pair.
@@ -166,6 +267,11 @@ pub(crate) struct Qp {
     max_send_sge: u32,
     max_inline: u32,
     max_recv_sge: u32,
+    /// `selmode` at creation.
+    sel_mode: u32,
+    /// Bytes of packets the QP keeps beyond its expected PSN (module parameter
+    /// `reasm_qp_kib` at creation).
+    reasm_max: usize,
     timer: Timer<Qp>,
     /// Requester work deferred from softirq (ACKs, timer) to any CPU.
     send_work: Work<Qp>,
@@ -247,6 +353,25 @@ impl Qp {
         for _ in 0..ATOMIC_REPLAY {
             replay.push(None, GFP_KERNEL)?;
         }
+        let sel_mode = if qp_type == b::ib_qp_type_IB_QPT_RC {
+            crate::module_parameters::selective
+                .value()
+                .min(selmode::FORCE)
+        } else {
+            selmode::OFF
+        };
+        let mut kept = KVec::new();
+        if sel_mode != selmode::OFF {
+            kept.reserve(RX_SPAN as usize, GFP_KERNEL)?;
+            for _ in 0..RX_SPAN {
+                kept.push(None, GFP_KERNEL)?;
+            }
+        }
+        let forced = sel_mode == selmode::FORCE;
+        let reasm_max = crate::module_parameters::reasm_qp_kib
+            .value()
+            .clamp(1, 65536) as usize
+            * 1024;
         let qpn = dev.alloc_qpn(gsi)?;
         let sig_all = init.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
         let r = Arc::pin_init(
@@ -269,6 +394,8 @@ impl Qp {
                 max_send_sge,
                 max_inline,
                 max_recv_sge,
+                sel_mode,
+                reasm_max,
                 timer: Timer::new()?,
                 send_work: Work::new()?,
                 st <- new_spinlock_bh!(State {
@@ -307,6 +434,23 @@ impl Qp {
                     write: None,
                     replay,
                     atomic_next: 0,
+                    sel_tx: forced,
+                    sel_seen: false,
+                    wqe_seq: 0,
+                    probes: 0,
+                    rd_bits: PsnBits::new(Psn::new(0)),
+                    rd_asked: PsnBits::new(Psn::new(0)),
+                    retx_bits: PsnBits::new(Psn::new(0)),
+                    rd_high: Psn::new(0),
+                    rd_reorder: Reordering::new(RD_REORDER_MAX, REORDER_DECAY),
+                    acked: Psn::new(0),
+                    peer_sel: forced,
+                    rxw: RxWindow::new(Psn::new(0)),
+                    sack_due: false,
+                    rnr_hold: false,
+                    reorder: Reordering::new(REORDER_MAX, REORDER_DECAY),
+                    kept,
+                    kept_bytes: 0,
                 }),
             }),
             GFP_KERNEL,
@@ -333,7 +477,11 @@ impl Qp {
     pub(crate) fn shutdown(&self) {
         self.dev.remove_qp(self.qpn);
         // After this no packet, timer or work item touches the QP's queues again.
-        self.st.lock().state = qps::RESET;
+        {
+            let mut st = self.st.lock();
+            st.state = qps::RESET;
+            self.drop_kept(&mut st);
+        }
         self.timer.shutdown();
         self.send_work.shutdown();
         // Packets still queued are freed unprocessed.
@@ -350,6 +498,7 @@ impl Qp {
         if len <= RX_INLINE_MAX && q.pkts.is_empty() && !q.busy {
             drop(q);
             self.dev.deliver(self, skb);
+            self.rx_batch_done();
             return;
         }
         if q.pkts.len() >= RX_QUEUE_MAX {
@@ -474,10 +623,16 @@ impl Qp {
         }
         if m(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
             st.resp_psn = Psn::new(attr.rq_psn);
+            self.drop_kept(&mut st);
         }
         if m(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
             st.req_psn = Psn::new(attr.sq_psn);
             st.comp_psn = st.req_psn;
+            st.rd_bits = PsnBits::new(st.comp_psn);
+            st.rd_asked = PsnBits::new(st.comp_psn);
+            st.retx_bits = PsnBits::new(st.comp_psn);
+            st.rd_high = st.comp_psn;
+            st.acked = st.comp_psn;
         }
         if m(b::ib_qp_attr_mask_IB_QP_AV) {
             let av = Av::from_attr(&attr.ah_attr).ok_or(EINVAL)?;
@@ -578,6 +733,127 @@ impl Qp {
         st.nak_sent = false;
         st.msn = 0;
         st.path = None;
+        self.drop_kept(st);
+        st.sel_tx = self.sel_mode == selmode::FORCE;
+        st.peer_sel = self.sel_mode == selmode::FORCE;
+        st.sel_seen = false;
+    }
+
+    /// Frees every kept packet and restarts the receive window at `resp_psn`.
+    fn drop_kept(&self, st: &mut State) {
+        let mut freed = 0;
+        for k in st.kept.iter_mut() {
+            if let Some(k) = k.take() {
+                freed += k.bytes();
+            }
+        }
+        self.dev.reasm_release(freed);
+        st.kept_bytes = 0;
+        st.rxw = RxWindow::new(st.resp_psn);
+    }
+
+    /// Takes the packet kept for `psn`, if any.
+    fn take_kept(&self, st: &mut State, psn: Psn) -> Option<Kept> {
+        let i = (psn.get() % RX_SPAN) as usize;
+        let k = st.kept.get_mut(i)?.take()?;
+        let n = k.bytes();
+        st.kept_bytes = st.kept_bytes.saturating_sub(n);
+        self.dev.reasm_release(n);
+        Some(k)
+    }
+
+    /// Stores a kept packet for `psn` within the limits; `false` if over them.
+    fn store_kept(&self, st: &mut State, psn: Psn, k: Kept) -> bool {
+        let bytes = k.bytes();
+        if st.kept_bytes + bytes > self.reasm_max || !self.dev.reasm_reserve(bytes) {
+            return false;
+        }
+        let i = (psn.get() % RX_SPAN) as usize;
+        let old = match st.kept.get_mut(i) {
+            Some(slot) => slot.replace(k),
+            None => {
+                self.dev.reasm_release(bytes);
+                return false;
+            }
+        };
+        st.kept_bytes += bytes;
+        if let Some(o) = old {
+            let n = o.bytes();
+            st.kept_bytes = st.kept_bytes.saturating_sub(n);
+            self.dev.reasm_release(n);
+        }
+        true
+    }
+
+    /// A SEND or WRITE packet beyond the expected PSN whose message is the one in
+    /// progress (its receive WQE or RETH is known): its payload goes straight to the
+    /// destination, and only its headers are kept. `false`: keep the whole packet.
+    fn place_early(&self, st: &mut State, psn: Psn, pkt: &Packet<'_>) -> bool {
+        let (Some(x), n) = (pkt.xeth(), pkt.payload.len() as u32) else {
+            return false;
+        };
+        if n == 0 || pkt.info.has(f::FIRST) || !x.fits(n) || pkt.hdr.len() + 4 > PLACED_HDR {
+            return false;
+        }
+        let placed = if pkt.info.has(f::WRITE) {
+            match &st.write {
+                Some(w) if w.seq == Some(x.wqe_seq) && w.len == x.total => w
+                    .mr
+                    .as_ref()
+                    .and_then(|m| m.write(w.start.wrapping_add(u64::from(x.offset)), pkt.payload))
+                    .is_some(),
+                _ => false,
+            }
+        } else if pkt.info.has(f::SEND) {
+            match &st.recv {
+                Some(c) if c.seq == Some(x.wqe_seq) && x.total <= c.wqe.length => {
+                    let sge = c.wqe.sge.get(..c.wqe.num).unwrap_or(&[]);
+                    self.scatter(sge, x.offset, pkt.payload).is_some()
+                }
+                _ => false,
+            }
+        } else {
+            false
+        };
+        if !placed {
+            return false;
+        }
+        let mut p = Placed {
+            hdr: [0; PLACED_HDR],
+            len: pkt.hdr.len() + 4,
+            payload: n,
+        };
+        if let Some(d) = p.hdr.get_mut(..pkt.hdr.len()) {
+            d.copy_from_slice(pkt.hdr);
+        }
+        // No payload follows in the copy: no pad either.
+        if let Some(b) = p.hdr.get_mut(1) {
+            *b &= !0x30;
+        }
+        let Ok(b) = KBox::new(p, GFP_ATOMIC) else {
+            // The payload is in place already; keeping the skb instead is still right.
+            return false;
+        };
+        if self.store_kept(st, psn, Kept::Placed(b)) {
+            self.dev.stats.ooo_placed.inc();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The receive path hands over a packet [`Qp::on_request`] chose to keep.
+    pub(crate) fn keep(&self, psn: Psn, skb: SkBuff, bytes: usize) {
+        let mut st = self.st.lock();
+        if !st.rxw.is_kept(psn) {
+            // The window moved on meanwhile (reset, RQ PSN changed).
+            return;
+        }
+        if !self.store_kept(&mut st, psn, Kept::Skb(skb, bytes)) {
+            // Over the limit: forget it; the SACK names it and the requester resends it.
+            st.rxw.forget(psn);
+            self.dev.stats.drop_reasm_limit.inc();
+        }
     }
 
     // ---------------------------------------------------------------- completions
@@ -740,7 +1016,7 @@ impl Qp {
             }
         }
         if sent_any {
-            let t = rc::ack_timeout_us(st.timeout);
+            let t = self.rto_us(st);
             if t != 0 {
                 self.timer.arm_us(t);
             }
@@ -923,7 +1199,9 @@ impl Qp {
                 sent: 0,
                 started: true,
                 got: 0,
+                seq: st.wqe_seq,
             };
+            st.wqe_seq = st.wqe_seq.wrapping_add(1);
         }
         let psn = st.req_psn;
         let dest = st.dest_qpn;
@@ -972,6 +1250,7 @@ impl Qp {
                 dqpn: dest,
                 ack_req: true,
                 psn,
+                caps: self.offer(),
                 ..Bth::default()
             };
             self.dev.xmit(
@@ -995,25 +1274,64 @@ impl Qp {
         }
         let remaining = wqe.length - slot.sent.min(wqe.length);
         let n = remaining.min(mtu);
-        let first = slot.sent == 0;
         let last = n == remaining;
-        let opcode = rc::opcode(kind, first, last);
         st.noack += 1;
         let ack_req = last || st.noack >= rc::MAX_PKT_PER_ACK;
         if ack_req {
             st.noack = 0;
         }
+        let k = slot.sent / mtu.max(1);
+        self.data_packet(st, wqe, kind, &slot, k, ack_req, 0)?;
+        st.req_psn = psn.add(1);
+        slot.sent += n;
+        if let Some(s) = st.slots.get_mut(i as usize) {
+            *s = slot;
+        }
+        Ok(last)
+    }
+
+    /// The capability bits a request carries.
+    fn offer(&self) -> u8 {
+        if self.sel_mode == selmode::OFF {
+            0
+        } else {
+            sel::CAP_SELECTIVE
+        }
+    }
+
+    /// Transmits packet `k` (PSN `first_psn + k`) of a SEND or WRITE WQE; `xflags` adds
+    /// rrxe flags (a probe). With selective retransmission on, it carries an XETH.
+    #[allow(clippy::too_many_arguments)]
+    fn data_packet(
+        &self,
+        st: &State,
+        wqe: &SendWqe,
+        kind: Kind,
+        slot: &Slot,
+        k: u32,
+        ack_req: bool,
+        xflags: u8,
+    ) -> core::result::Result<(), u32> {
+        let mtu = st.mtu.max(1);
+        let off = k.saturating_mul(mtu).min(wqe.length);
+        let n = (wqe.length - off).min(mtu);
+        let first = k == 0;
+        let last = off + n == wqe.length;
+        let opcode = rc::opcode(kind, first, last);
         let info = crate::proto::opcode::info(opcode).ok_or(wc_status::LOC_QP_OP_ERR)?;
+        let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
         let bth = Bth {
             opcode,
             se: last
                 && wqe.flags & send_flags::SOLICITED != 0
                 && (info.has(f::SEND) || info.has(f::IMMDT)),
             pkey: 0xffff,
-            dqpn: dest,
+            dqpn: st.dest_qpn,
             ack_req,
-            psn,
+            psn: slot.first_psn.add(k),
             pad: ((4 - (n % 4)) % 4) as u8,
+            caps: self.offer(),
+            xflags: if st.sel_tx { sel::XF_EXT | xflags } else { 0 },
             ..Bth::default()
         };
         let ext = Ext {
@@ -1028,10 +1346,14 @@ impl Qp {
                 .has(f::IMMDT)
                 .then_some(u32::from_be_bytes(wqe.ex.to_le_bytes())),
             ieth: info.has(f::IETH).then_some(wqe.ex),
+            xeth: st.sel_tx.then_some(Xeth {
+                wqe_seq: slot.seq,
+                offset: off,
+                total: wqe.length,
+            }),
             ..Ext::default()
         };
-        let sent = slot.sent;
-        let fill = |d: &mut [u8]| self.gather(wqe, sent, d);
+        let fill = |d: &mut [u8]| self.gather(wqe, off, d);
         self.dev.xmit(
             path,
             &TxPkt {
@@ -1039,13 +1361,93 @@ impl Qp {
                 ext,
                 payload: Payload::Fill(n as usize, &fill),
             },
-        )?;
-        st.req_psn = psn.add(1);
-        slot.sent += n;
-        if let Some(s) = st.slots.get_mut(i as usize) {
-            *s = slot;
+        )
+    }
+
+    /// Sends PSN `psn` again (a SACK named it, or a probe): only that packet, or, for a
+    /// READ or atomic request, go-back-N from it.
+    fn retransmit_psn(&self, st: &mut State, psn: Psn, xflags: u8) {
+        if psn.before(st.comp_psn) || !psn.before(st.req_psn) {
+            return;
         }
-        Ok(last)
+        let prod = self.sq.producer();
+        let mut i = st.sq_cons;
+        while i != prod {
+            let Some(s) = st.slots.get(i as usize).copied() else {
+                return;
+            };
+            if !s.started {
+                return;
+            }
+            if psn.before(s.first_psn) {
+                return;
+            }
+            if !psn.after(s.last_psn) {
+                if s.opcode == uapi::wr::RDMA_READ && st.sel_tx {
+                    // The request was lost: ask for everything still missing.
+                    if psn == s.first_psn {
+                        let end = s.last_psn.add(1);
+                        self.rerequest(st, psn, end, true);
+                    }
+                    return;
+                }
+                if rc::needs_response(s.opcode) {
+                    if psn == s.first_psn {
+                        self.rewind(st, psn);
+                        self.dev.stats.retransmits.inc();
+                        self.send_work.queue();
+                    }
+                    return;
+                }
+                let cached = match st.cur {
+                    Some((ci, w)) if ci == i => Ok(w),
+                    _ => self.decode_slot(i),
+                };
+                let (Ok(wqe), Some(kind)) = (cached, Kind::of_wr(s.opcode)) else {
+                    return;
+                };
+                let k = psn.diff(s.first_psn).max(0) as u32;
+                if self
+                    .data_packet(st, &wqe, kind, &s, k, true, xflags)
+                    .is_ok()
+                {
+                    self.dev.stats.retx_packets.inc();
+                }
+                return;
+            }
+            i = self.sq.geom.next(i);
+        }
+    }
+
+    /// A SACK arrived: send exactly the PSNs it names, before any new data.
+    fn on_sack(&self, st: &mut State, s: &Sack) {
+        self.dev.stats.sack_rcvd.inc();
+        st.retx_bits.advance_to(st.comp_psn);
+        for p in s.iter() {
+            if s.full {
+                if st.retx_bits.get(p) {
+                    continue;
+                }
+            } else {
+                st.retx_bits.set(p);
+            }
+            self.retransmit_psn(st, p, sel::XF_RETX);
+        }
+        if s.full {
+            // The next probe's answer resends whatever is still missing.
+            st.retx_bits = PsnBits::new(st.comp_psn);
+        }
+    }
+
+    /// Retransmit timeout: with selective retransmission a tail-loss probe after
+    /// `PROBE_US` of silence, else the transport timer.
+    fn rto_us(&self, st: &State) -> u64 {
+        let t = rc::ack_timeout_us(st.timeout);
+        if st.sel_tx && (t == 0 || t > PROBE_US) {
+            PROBE_US
+        } else {
+            t
+        }
     }
 
     /// Copies `out.len()` bytes of the WQE's payload starting at `off`.
@@ -1163,6 +1565,15 @@ impl Qp {
             return;
         }
         let psn = pkt.bth.psn;
+        if !st.sel_seen && self.sel_mode == selmode::AUTO {
+            st.sel_seen = true;
+            if pkt.bth.caps & sel::CAP_SELECTIVE != 0 {
+                st.sel_tx = true;
+                self.dev.stats.sel_negotiated.inc();
+            } else {
+                self.dev.stats.sel_fallback.inc();
+            }
+        }
         if pkt.info.has(f::AETH) {
             if let Some(aeth) = pkt.aeth() {
                 match aeth.syndrome {
@@ -1209,17 +1620,36 @@ impl Qp {
         }
         if pkt.info.opcode == op::RC_ACK {
             self.ack_upto(&mut st, psn, true);
+            if let Some(s) = pkt.sack() {
+                self.on_sack(&mut st, &s);
+            }
         } else if pkt.info.opcode == op::RC_ATOMIC_ACK {
             self.atomic_response(&mut st, pkt);
         } else if pkt.info.has(f::PAYLOAD) {
-            self.read_response(&mut st, pkt);
+            if st.sel_tx {
+                self.read_response_sel(&mut st, pkt);
+            } else {
+                self.read_response(&mut st, pkt);
+            }
         }
         st.retries_left = st.retry_cnt;
         st.rnr_left = st.rnr_retry;
+        st.probes = 0;
+        if st.sel_tx {
+            let a = if pkt.info.opcode == op::RC_ACK {
+                psn.add(1)
+            } else {
+                psn
+            };
+            if a.after(st.acked) && !a.after(st.req_psn) {
+                st.acked = a;
+            }
+            self.settle(&mut st);
+        }
         // The transport timer measures silence, not the age of the oldest request: a long
         // READ response stream or a large window must not look like a loss.
         if st.req_psn != st.comp_psn {
-            let t = rc::ack_timeout_us(st.timeout);
+            let t = self.rto_us(&st);
             if t != 0 {
                 self.timer.arm_us(t);
             }
@@ -1358,14 +1788,199 @@ impl Qp {
         }
     }
 
+    /// The READ slot whose PSN span holds `psn`.
+    fn read_slot_of(&self, st: &State, psn: Psn) -> Option<(u32, Slot)> {
+        let prod = self.sq.producer();
+        let mut i = st.sq_cons;
+        while i != prod {
+            let s = st.slots.get(i as usize).copied()?;
+            if !s.started || psn.before(s.first_psn) {
+                return None;
+            }
+            if !psn.after(s.last_psn) {
+                return (s.opcode == uapi::wr::RDMA_READ).then_some((i, s));
+            }
+            i = self.sq.geom.next(i);
+        }
+        None
+    }
+
+    /// READ response with selective retransmission: placed at its offset whatever its
+    /// order, recorded in `rd_bits`; READs complete in order once all their PSNs are in;
+    /// holes are requested again (only the missing ranges).
+    fn read_response_sel(&self, st: &mut State, pkt: &Packet<'_>) {
+        let psn = pkt.bth.psn;
+        self.ack_upto(st, psn, false);
+        st.rd_bits.advance_to(st.comp_psn);
+        let Some((i, s)) = self.read_slot_of(st, psn) else {
+            self.dev.stats.dup_or_ooo_resp.inc();
+            return;
+        };
+        if psn.before(st.comp_psn) || st.rd_bits.get(psn) || !st.rd_bits.covers(psn) {
+            self.dev.stats.dup_or_ooo_resp.inc();
+            return;
+        }
+        let off = (psn.diff(s.first_psn).max(0) as u32).saturating_mul(st.mtu);
+        if !self.deliver(st, i, off, pkt.payload, s.length) {
+            return;
+        }
+        st.rd_bits.set(psn);
+        if psn.after(st.rd_high) {
+            st.rd_high = psn;
+        }
+        if st.rd_asked.get(psn) {
+            // A hole we asked for again: filled by the original response means we asked
+            // too early.
+            let retx = pkt.bth.xflags & sel::XF_RETX != 0;
+            if !retx {
+                self.dev.stats.sack_spurious.inc();
+            }
+            st.rd_reorder.filled(retx);
+        }
+        if psn != st.comp_psn {
+            self.dev.stats.ooo_kept.inc();
+        }
+        self.read_progress(st);
+        // The responder sends one READ's responses in one burst, in order: a hole before
+        // this response inside the same READ is a loss. Holes in earlier READs (whose
+        // bursts another CPU may still be delivering) wait for `rd_reorder` later
+        // responses.
+        let (comp, first) = (st.comp_psn, s.first_psn);
+        let same_from = if first.before(comp) { comp } else { first };
+        if same_from.before(psn) {
+            self.rerequest(st, same_from, psn, false);
+        }
+        let lim = psn.sub(st.rd_reorder.get() - 1);
+        let lim = if lim.before(first) { lim } else { first };
+        if comp.before(lim) {
+            self.rerequest(st, comp, lim, false);
+        }
+    }
+
+    /// Selective READs complete out of step with ACKs: a READ at the head may have all
+    /// its responses while a WRITE behind it was acknowledged earlier (and skipped). Completes
+    /// whatever the responses and acknowledgements received so far allow.
+    fn settle(&self, st: &mut State) {
+        let mut budget = self.sq.geom.capacity() + 1;
+        while budget > 0 {
+            budget -= 1;
+            let before = st.sq_cons;
+            self.read_progress(st);
+            let a = st.acked;
+            self.ack_upto(st, a, false);
+            if st.sq_cons == before {
+                break;
+            }
+        }
+    }
+
+    /// Completes the READs at the head of the queue whose every response arrived.
+    fn read_progress(&self, st: &mut State) {
+        loop {
+            let i = st.sq_cons;
+            let Some(s) = st.slots.get(i as usize).copied() else {
+                return;
+            };
+            if !s.started || s.opcode != uapi::wr::RDMA_READ || st.comp_psn.before(s.first_psn) {
+                return;
+            }
+            while !st.comp_psn.after(s.last_psn) && st.rd_bits.get(st.comp_psn) {
+                st.comp_psn = st.comp_psn.add(1);
+            }
+            st.rd_bits.advance_to(st.comp_psn);
+            let got = (st.comp_psn.diff(s.first_psn).max(0) as u32)
+                .saturating_mul(st.mtu)
+                .min(s.length);
+            if let Some(sl) = st.slots.get_mut(i as usize) {
+                sl.got = got;
+            }
+            if st.comp_psn.after(s.last_psn) {
+                st.rd_outstanding = st.rd_outstanding.saturating_sub(1);
+                self.complete_send(st, wc_status::SUCCESS);
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// Requests again the READ response PSNs missing in `[from, to)`: one READ request
+    /// per contiguous hole, at the hole's PSN and offset.
+    fn rerequest(&self, st: &mut State, from: Psn, to: Psn, again: bool) {
+        st.rd_asked.advance_to(st.comp_psn);
+        let mut p = from;
+        let mut budget = 4096u32;
+        let skip = |st: &State, p: Psn| st.rd_bits.get(p) || (!again && st.rd_asked.get(p));
+        while p.before(to) && budget > 0 {
+            budget -= 1;
+            if skip(st, p) {
+                p = p.add(1);
+                continue;
+            }
+            let Some((i, s)) = self.read_slot_of(st, p) else {
+                p = p.add(1);
+                continue;
+            };
+            // (A lost READ request shows as a hole over its whole span: only responses of
+            // later READs reveal it, so `to` lies beyond it and the new request spans the
+            // rest, as the responder, which never saw the original, expects.)
+            let mut end = p;
+            while end.before(to) && !end.after(s.last_psn) && !skip(st, end) {
+                st.rd_asked.set(end);
+                end = end.add(1);
+            }
+            let n = end.diff(p).max(1) as u32;
+            self.read_request_range(st, i, &s, p, n, sel::XF_RETX);
+            // A request, like a NAK, carries no data: the responses it brings are counted
+            // by the responder, which sends them again (unless it never saw the original).
+            self.dev.stats.rd_rereq.inc();
+            p = end;
+        }
+    }
+
+    /// Sends a READ request for `n` response PSNs of READ slot `i` starting at `psn`.
+    fn read_request_range(&self, st: &State, i: u32, s: &Slot, psn: Psn, n: u32, xflags: u8) {
+        let Ok(wqe) = self.decode_slot(i) else {
+            return;
+        };
+        let Some(path) = st.path.as_ref() else {
+            return;
+        };
+        let mtu = st.mtu.max(1);
+        let off = (psn.diff(s.first_psn).max(0) as u32)
+            .saturating_mul(mtu)
+            .min(s.length);
+        let len = n.saturating_mul(mtu).min(s.length - off);
+        let bth = Bth {
+            opcode: op::RC_READ_REQ,
+            pkey: 0xffff,
+            dqpn: st.dest_qpn,
+            ack_req: true,
+            psn,
+            caps: self.offer(),
+            xflags,
+            ..Bth::default()
+        };
+        let ext = Ext {
+            reth: Some(Reth {
+                va: wqe.remote_addr.wrapping_add(u64::from(off)),
+                rkey: wqe.rkey,
+                len,
+            }),
+            ..Ext::default()
+        };
+        self.dev.xmit_hdr(path, bth, ext);
+    }
+
     // ---------------------------------------------------------------- responder
 
     /// A request arrived; `ip` is its IP header (UD receivers get it in the GRH area).
-    pub(crate) fn on_request(&self, pkt: &Packet<'_>, ip: &[u8]) {
+    /// `Some(psn)`: the packet lies beyond the expected PSN and the QP keeps it; the
+    /// caller hands the skb over with [`Qp::keep`].
+    pub(crate) fn on_request(&self, pkt: &Packet<'_>, ip: &[u8]) -> Option<Psn> {
         let mut st = self.st.lock();
         if st.state < qps::RTR || st.state == qps::ERR {
             self.dev.stats.drop_state.inc();
-            return;
+            return None;
         }
         // The opcode's transport (its top three bits) must be the QP's.
         let transport = if self.ud() {
@@ -1375,16 +1990,27 @@ impl Qp {
         };
         if pkt.info.opcode & 0xe0 != transport {
             self.dev.stats.drop_opcode.inc();
-            return;
+            return None;
         }
         if self.ud() {
             self.ud_recv(&mut st, pkt, ip);
-            return;
+            return None;
+        }
+        if pkt.bth.caps & sel::CAP_SELECTIVE != 0 && self.sel_mode != selmode::OFF && !st.peer_sel {
+            st.peer_sel = true;
+            self.dev.stats.sel_accepted.inc();
         }
         let psn = pkt.bth.psn;
+        let probe = pkt.bth.xflags & sel::XF_PROBE != 0;
         let d = psn.diff(st.resp_psn);
         if d > 0 {
             self.dev.stats.out_of_seq.inc();
+            if st.peer_sel && !st.kept.is_empty() && !st.rnr_hold {
+                return self.ahead(&mut st, pkt, probe);
+            }
+            if st.rnr_hold {
+                return None;
+            }
             let resent = st.nak_sent && !psn.after(st.ooo_high);
             if !st.nak_sent || resent {
                 st.nak_sent = true;
@@ -1392,66 +2018,232 @@ impl Qp {
                 self.send_ack(&st, e, Syndrome::Nak(NakCode::PsnSeqErr));
             }
             st.ooo_high = psn;
-            return;
+            return None;
         }
         if d < 0 {
             self.dev.stats.duplicates.inc();
             if pkt.info.has(f::READ) {
                 // READs are idempotent: answer again from memory.
                 let _ = self.read_request(&mut st, pkt, false);
+                if probe && st.peer_sel && st.rxw.has_holes() {
+                    self.answer_probe(&mut st);
+                }
             } else if pkt.info.has(f::ATMETH) {
                 // Atomics are not: replay the saved result, never execute twice.
                 self.atomic_replay(&st, psn);
+            } else if probe && st.peer_sel {
+                self.answer_probe(&mut st);
             } else {
                 let p = st.resp_psn.sub(1);
                 self.send_ack(&st, p, Syndrome::Ack(0x1f));
             }
+            return None;
+        }
+        if st.peer_sel && st.rxw.has_holes() {
+            self.hole_filled(&mut st, pkt);
+        }
+        self.in_order(&mut st, pkt, None);
+        self.catch_up(&mut st);
+        if probe && st.peer_sel && st.rxw.has_holes() {
+            self.answer_probe(&mut st);
+        }
+        None
+    }
+
+    /// A packet beyond the expected PSN from a selective requester: keep it, and report
+    /// the holes it reveals (rate-limited by the window's bookkeeping).
+    fn ahead(&self, st: &mut State, pkt: &Packet<'_>, probe: bool) -> Option<Psn> {
+        let psn = pkt.bth.psn;
+        if st.rxw.base() != st.resp_psn {
+            self.catch_up(st);
+        }
+        match st.rxw.arrive(psn) {
+            Arrival::Ahead => {
+                self.dev.stats.ooo_kept.inc();
+                self.hole_filled(st, pkt);
+                // New holes are reported at the end of the receive batch.
+                st.sack_due = true;
+                if probe {
+                    self.answer_probe(st);
+                }
+                if self.place_early(st, psn, pkt) {
+                    return None;
+                }
+                Some(psn)
+            }
+            Arrival::Duplicate => {
+                self.dev.stats.duplicates.inc();
+                if probe {
+                    self.answer_probe(st);
+                }
+                None
+            }
+            Arrival::Beyond | Arrival::Expected => {
+                self.dev.stats.drop_reasm_limit.inc();
+                None
+            }
+        }
+    }
+
+    /// Moves the receive window up to `resp_psn`, processing every kept packet that
+    /// became the expected one.
+    fn catch_up(&self, st: &mut State) {
+        if st.kept.is_empty() {
             return;
         }
+        let mut budget = 2 * RX_SPAN;
+        while st.rxw.base() != st.resp_psn && budget > 0 {
+            budget -= 1;
+            let base = st.rxw.base();
+            let d = st.resp_psn.diff(base);
+            if d < 0 || d >= RX_SPAN as i32 {
+                // The expected PSN jumped (modify): start over.
+                self.drop_kept(st);
+                return;
+            }
+            // A PSN just processed, or skipped by a READ's span: nothing kept there.
+            drop(self.take_kept(st, base));
+            let kept = st.rxw.advance();
+            if kept && st.rxw.base() == st.resp_psn {
+                match self.take_kept(st, st.resp_psn) {
+                    Some(Kept::Skb(mut skb, _)) => match super::net::rc_packet(&mut skb) {
+                        Some(pkt) => self.in_order(st, &pkt, None),
+                        None => self.dev.stats.drop_malformed.inc(),
+                    },
+                    Some(Kept::Placed(p)) => {
+                        match crate::proto::packet::parse(p.hdr.get(..p.len).unwrap_or(&[])) {
+                            Ok(pkt) => self.in_order(st, &pkt, Some(p.payload)),
+                            Err(_) => self.dev.stats.drop_malformed.inc(),
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// End of a receive batch: report the holes that outlived the previous batch (a
+    /// packet sent from another CPU can overtake a few others; a lost one stays missing).
+    pub(crate) fn rx_batch_done(&self) {
+        let mut st = self.st.lock();
+        if !st.peer_sel {
+            return;
+        }
+        if st.sack_due {
+            st.sack_due = false;
+            // Holes followed by at least `reorder` later arrivals.
+            let settled = st.rxw.high().sub(st.reorder.get() - 1);
+            if let Some(s) = st.rxw.sack_settled(false, settled) {
+                self.send_sack(&st, s);
+            } else {
+                // Holes not yet settled are looked at again after the next batch.
+                st.sack_due = st.rxw.has_holes();
+            }
+        }
+    }
+
+    /// A request filled a hole: if the hole was reported and this is the original packet,
+    /// not the retransmission, the report came too early: allow for more reordering.
+    fn hole_filled(&self, st: &mut State, pkt: &Packet<'_>) {
+        let psn = pkt.bth.psn;
+        if !psn.before(st.rxw.reported()) {
+            return;
+        }
+        let retx = pkt.bth.xflags & sel::XF_RETX != 0;
+        if !retx {
+            self.dev.stats.sack_spurious.inc();
+        }
+        st.reorder.filled(retx);
+    }
+
+    /// Answers a probe: every hole, or an ACK if there is none.
+    fn answer_probe(&self, st: &mut State) {
+        match st.rxw.sack(true) {
+            Some(s) => self.send_sack(st, s),
+            None => {
+                let p = st.resp_psn.sub(1);
+                self.send_ack(st, p, Syndrome::Ack(0x1f));
+            }
+        }
+    }
+
+    /// Processes the request at the expected PSN; `placed`: its payload (that many
+    /// bytes) was placed when it arrived early.
+    fn in_order(&self, st: &mut State, pkt: &Packet<'_>, placed: Option<u32>) {
+        let psn = pkt.bth.psn;
         st.nak_sent = false;
         let r = if pkt.info.has(f::SEND) {
-            self.recv_send(&mut st, pkt)
+            self.recv_send(st, pkt, placed)
         } else if pkt.info.has(f::WRITE) {
-            self.recv_write(&mut st, pkt)
+            self.recv_write(st, pkt, placed)
         } else if pkt.info.has(f::READ) {
-            self.read_request(&mut st, pkt, true).map(|()| false)
+            self.read_request(st, pkt, true).map(|()| false)
         } else if pkt.info.has(f::ATMETH) {
-            self.atomic_request(&mut st, pkt).map(|()| false)
+            self.atomic_request(st, pkt).map(|()| false)
         } else {
             Err(Syndrome::Nak(NakCode::InvalidRequest))
         };
         match r {
             Ok(ack) => {
+                st.rnr_hold = false;
                 if !pkt.info.has(f::READ) && !pkt.info.has(f::ATMETH) {
                     st.resp_psn = psn.add(1);
                     if pkt.info.has(f::LAST) {
                         st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
                     }
                     if ack || pkt.bth.ack_req {
-                        self.send_ack(&st, psn, Syndrome::Ack(0x1f));
+                        self.send_ack(st, psn, Syndrome::Ack(0x1f));
                     }
                 }
             }
             Err(Syndrome::Rnr(_)) => {
                 self.dev.stats.rnr_nak_sent.inc();
                 let t = st.min_rnr_timer;
-                self.send_ack(&st, psn, Syndrome::Rnr(t));
+                self.send_ack(st, psn, Syndrome::Rnr(t));
+                if st.peer_sel {
+                    st.rnr_hold = true;
+                    self.drop_kept(st);
+                }
             }
             Err(syn) => {
                 self.dev.stats.nak_sent.inc();
-                self.send_ack(&st, psn, syn);
+                self.send_ack(st, psn, syn);
                 st.state = qps::ERR;
-                self.flush(&mut st);
+                self.flush(st);
             }
         }
     }
 
-    fn send_ack(&self, st: &State, psn: Psn, syndrome: Syndrome) {
-        self.respond(st, psn, syndrome, None);
+    /// Sends a selective NACK (an ACK of everything before the expected PSN, plus the
+    /// holes after it).
+    fn send_sack(&self, st: &State, s: Sack) {
+        self.dev.stats.sack_sent.inc();
+        let p = st.resp_psn.sub(1);
+        self.respond(st, p, Syndrome::Ack(0x1f), None, Some(s));
     }
 
-    /// Sends an ACK/NAK, or an ATOMIC ACKNOWLEDGE when `atomic_ack` is given.
-    fn respond(&self, st: &State, psn: Psn, syndrome: Syndrome, atomic_ack: Option<AtomicAckEth>) {
+    fn send_ack(&self, st: &State, psn: Psn, syndrome: Syndrome) {
+        self.respond(st, psn, syndrome, None, None);
+    }
+
+    /// The capability bits a response carries: accepted if the requester offered.
+    fn accept(st: &State) -> u8 {
+        if st.peer_sel {
+            sel::CAP_SELECTIVE
+        } else {
+            0
+        }
+    }
+
+    /// Sends an ACK/NAK, an ATOMIC ACKNOWLEDGE when `atomic_ack` is given, or a SACK.
+    fn respond(
+        &self,
+        st: &State,
+        psn: Psn,
+        syndrome: Syndrome,
+        atomic_ack: Option<AtomicAckEth>,
+        sack: Option<Sack>,
+    ) {
         let Some(path) = st.path.as_ref() else {
             return;
         };
@@ -1464,6 +2256,8 @@ impl Qp {
             pkey: 0xffff,
             dqpn: st.dest_qpn,
             psn,
+            caps: Self::accept(st),
+            xflags: if sack.is_some() { sel::XF_EXT } else { 0 },
             ..Bth::default()
         };
         let ext = Ext {
@@ -1472,16 +2266,10 @@ impl Qp {
                 msn: st.msn,
             }),
             atomic_ack,
+            sack,
             ..Ext::default()
         };
-        let _ = self.dev.xmit(
-            path,
-            &TxPkt {
-                bth,
-                ext,
-                payload: Payload::None,
-            },
-        );
+        self.dev.xmit_hdr(path, bth, ext);
     }
 
     /// The next receive WQE. From the RQ it stays posted until [`Qp::complete_recv`];
@@ -1512,20 +2300,32 @@ impl Qp {
         }
     }
 
-    fn recv_send(&self, st: &mut State, pkt: &Packet<'_>) -> core::result::Result<bool, Syndrome> {
+    fn recv_send(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+        placed: Option<u32>,
+    ) -> core::result::Result<bool, Syndrome> {
         if pkt.info.has(f::FIRST) {
             let wqe = self.take_recv_wqe(st)?;
-            st.recv = Some(RecvCtx { wqe, offset: 0 });
+            let seq = pkt.xeth().map(|x| x.wqe_seq);
+            st.recv = Some(RecvCtx {
+                wqe,
+                offset: 0,
+                seq,
+            });
         }
         let Some(ctx) = st.recv.as_mut() else {
             return Err(Syndrome::Nak(NakCode::InvalidRequest));
         };
         let data = pkt.payload;
+        let n = placed.unwrap_or(data.len() as u32);
         let (wqe, off) = (ctx.wqe, ctx.offset);
-        if off.saturating_add(data.len() as u32) > wqe.length
-            || self
-                .scatter(wqe.sge.get(..wqe.num).unwrap_or(&[]), off, data)
-                .is_none()
+        if off.saturating_add(n) > wqe.length
+            || (placed.is_none()
+                && self
+                    .scatter(wqe.sge.get(..wqe.num).unwrap_or(&[]), off, data)
+                    .is_none())
         {
             let cqe = Cqe {
                 wr_id: wqe.wr_id,
@@ -1538,10 +2338,10 @@ impl Qp {
             return Err(Syndrome::Nak(NakCode::InvalidRequest));
         }
         if let Some(c) = st.recv.as_mut() {
-            c.offset = off + data.len() as u32;
+            c.offset = off + n;
         }
         if pkt.info.has(f::LAST) {
-            let total = off + data.len() as u32;
+            let total = off + n;
             let mut cqe = Cqe {
                 wr_id: wqe.wr_id,
                 status: wc_status::SUCCESS,
@@ -1589,7 +2389,12 @@ impl Qp {
         Ok(Some(mr))
     }
 
-    fn recv_write(&self, st: &mut State, pkt: &Packet<'_>) -> core::result::Result<bool, Syndrome> {
+    fn recv_write(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+        placed: Option<u32>,
+    ) -> core::result::Result<bool, Syndrome> {
         let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
         if pkt.info.has(f::FIRST) {
             let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
@@ -1599,16 +2404,18 @@ impl Qp {
                 va: reth.va,
                 resid: reth.len,
                 len: reth.len,
+                start: reth.va,
+                seq: pkt.xeth().map(|x| x.wqe_seq),
             });
         }
         let Some(w) = st.write.as_mut() else {
             return Err(Syndrome::Nak(NakCode::InvalidRequest));
         };
-        let n = pkt.payload.len() as u32;
+        let n = placed.unwrap_or(pkt.payload.len() as u32);
         if n > w.resid {
             return Err(Syndrome::Nak(NakCode::InvalidRequest));
         }
-        if n > 0 {
+        if n > 0 && placed.is_none() {
             w.mr.as_ref()
                 .ok_or(acc)?
                 .write(w.va, pkt.payload)
@@ -1688,7 +2495,13 @@ impl Qp {
     }
 
     fn send_atomic_ack(&self, st: &State, psn: Psn, orig: u64) {
-        self.respond(st, psn, Syndrome::Ack(0x1f), Some(AtomicAckEth { orig }));
+        self.respond(
+            st,
+            psn,
+            Syndrome::Ack(0x1f),
+            Some(AtomicAckEth { orig }),
+            None,
+        );
     }
 
     /// Answers a READ request (`fresh`: not a duplicate).
@@ -1726,6 +2539,13 @@ impl Qp {
                 dqpn: st.dest_qpn,
                 psn: pkt.bth.psn.add(k),
                 pad: ((4 - (len % 4)) % 4) as u8,
+                caps: Self::accept(st),
+                // Answers to a request seen before, or sent again, are retransmissions.
+                xflags: if st.peer_sel && (!fresh || pkt.bth.xflags & sel::XF_RETX != 0) {
+                    sel::XF_RETX
+                } else {
+                    0
+                },
                 ..Bth::default()
             };
             let ext = Ext {
@@ -1744,8 +2564,88 @@ impl Qp {
         }
         if fresh {
             st.resp_psn = pkt.bth.psn.add(n);
+        } else {
+            self.dev.stats.retx_packets.add(u64::from(n));
         }
         Ok(())
+    }
+}
+
+impl Qp {
+    /// Tail-loss probe: sends the last packet again, flagged, so the responder answers
+    /// with every hole it knows of. Counts against the retry budget once the silence
+    /// reaches the transport timeout. `false`: fall back to the go-back-N timeout (the
+    /// last request is a READ or atomic).
+    fn probe(&self, st: &mut State) -> bool {
+        {
+            let q = self.rxq.lock();
+            if q.busy || !q.pkts.is_empty() {
+                // Responses are waiting in our own queue: not a silence.
+                drop(q);
+                self.timer.arm_us(PROBE_US);
+                return true;
+            }
+        }
+        let last = st.req_psn.sub(1);
+        let prod = self.sq.producer();
+        let mut i = st.sq_cons;
+        let mut data = false;
+        while i != prod {
+            let Some(s) = st.slots.get(i as usize) else {
+                break;
+            };
+            if !s.started {
+                break;
+            }
+            if !last.before(s.first_psn) && !last.after(s.last_psn) {
+                data = !rc::needs_response(s.opcode) || s.opcode == uapi::wr::RDMA_READ;
+                break;
+            }
+            i = self.sq.geom.next(i);
+        }
+        if !data {
+            return false;
+        }
+        st.probes += 1;
+        let t = rc::ack_timeout_us(st.timeout);
+        if t != 0 && u64::from(st.probes).saturating_mul(PROBE_US) >= t {
+            st.probes = 0;
+            self.dev.stats.timeouts.inc();
+            if st.retries_left == 0 {
+                self.fail(st, wc_status::RETRY_EXC_ERR);
+                return true;
+            }
+            if st.retry_cnt != 7 {
+                st.retries_left -= 1;
+            }
+        }
+        self.dev.stats.tlp_sent.inc();
+        // READ responses: the requester fills its own holes.
+        st.rd_bits.advance_to(st.comp_psn);
+        // Known holes (before the highest response received) at every probe; the
+        // responses after it, which may still be on their way, at every second one.
+        let from = st.comp_psn;
+        let edge = if st.rd_high.before(from) {
+            from
+        } else {
+            st.rd_high.add(1)
+        };
+        let to = match (st.probes % 2 == 0, self.read_slot_of(st, edge)) {
+            (true, Some((_, s))) => s.last_psn.add(1),
+            _ => edge,
+        };
+        if from.before(to) {
+            self.rerequest(st, from, to, true);
+        }
+        match self.read_slot_of(st, last) {
+            // The last request is a READ: probe with a request for its last response,
+            // which a responder still missing earlier requests keeps and answers with
+            // its holes.
+            Some((i, s)) => self.read_request_range(st, i, &s, last, 1, sel::XF_PROBE),
+            None => self.retransmit_psn(st, last, sel::XF_PROBE | sel::XF_RETX),
+        }
+        self.timer.arm_us(PROBE_US);
+        true
     }
 }
 
@@ -1761,6 +2661,9 @@ impl TimerHandler for Qp {
             return;
         }
         if st.req_psn == st.comp_psn {
+            return;
+        }
+        if st.sel_tx && self.probe(&mut st) {
             return;
         }
         self.dev.stats.timeouts.inc();
@@ -1793,6 +2696,7 @@ impl WorkHandler for Qp {
             for skb in batch {
                 self.dev.deliver(self, skb);
             }
+            self.rx_batch_done();
         }
         let mut st = self.st.lock();
         if st.state == qps::ERR {

@@ -24,7 +24,8 @@ wait_for "grep -q ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/*" 20
 gid=$(grep -l ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/* | head -1 | xargs basename)
 
 ktap_header
-steps=14
+steps=18
+[ "$role" = a ] && steps=19
 ktap_plan $steps
 # step <name> <server role> <server cmd...> -- <client cmd...>: the client gets the peer's
 # address appended and is retried while the server is not listening yet (fast failures).
@@ -76,4 +77,22 @@ for s in a b; do
 	step "$who: rping -V (rdma_cm over QP1)" $s rping -s -a $me -V -C 20 -S 2000 -- \
 		rping -c -V -C 20 -S 2000 -a
 done
+# 1% loss both ways (each VM drops 1% of what it sends): rrxe offered selective
+# retransmission, rdma_rxe ignored the offer, and both fall back to IBTA go-back-N.
+modprobe sch_netem
+tc qdisc add dev "$nic" root netem loss 1%
+for s in a b; do
+	if [ $s = a ]; then who="rrxe serves"; else who="rdma_rxe serves"; fi
+	step "$who, 1% loss: RDMA WRITE+READ 64 KiB verified" $s $V -d $dev -g $gid -o write -s 65536 -n 30 -- \
+		$V -d $dev -g $gid -o write -s 65536 -n 30
+	step "$who, 1% loss: SEND verified" $s $V -d $dev -g $gid -o send -s 16384 -n 200 -k 8 -- \
+		$V -d $dev -g $gid -o send -s 16384 -n 200 -k 8
+done
+tc qdisc del dev "$nic" root
+if [ "$role" = a ]; then
+	neg=$(counter $dev sel_negotiated) fb=$(counter $dev sel_fallback) kept=$(counter $dev ooo_kept)
+	ktap_diag "rrxe towards rdma_rxe: negotiated $neg, fell back $fb, kept out of order $kept"
+	ktap_eq "rrxe fell back to go-back-N with rdma_rxe (nothing negotiated, nothing kept)" \
+		"0 yes 0" "$neg $([ "$fb" -gt 0 ] && echo yes) $kept"
+fi
 ktap_finished

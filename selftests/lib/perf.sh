@@ -27,6 +27,9 @@ siw)
 	rdma system set netns exclusive
 	in0 rdma link add siw0 type siw netdev va
 	in1 rdma link add siw1 type siw netdev vb
+	# A new device belongs to the initial namespace: move each to its host.
+	rdma dev set siw0 netns ns0
+	rdma dev set siw1 netns ns1
 	d0=siw0 d1=siw1 opt="-R"
 	sleep 2 ;;
 esac
@@ -56,6 +59,32 @@ run write_bw_64k_4qp ib_write_bw -s 65536 -D "$dur" -q 4
 run read_bw_64k ib_read_bw -s 65536 -D "$dur"
 run send_bw_4k ib_send_bw -s 4096 -D "$dur"
 run write_lat_8b ib_write_lat -s 8 -n 2000
+# Loss rows: netem drops <pct> of the packets in both directions. For rrxe the packets it
+# resent (selective retransmissions, READ re-requests, probes) per packet netem dropped.
+dropped() {
+	local a b
+	a=$(in0 tc -s qdisc show dev va | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
+	b=$(in1 tc -s qdisc show dev vb | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
+	echo $(( ${a:-0} + ${b:-0} ))
+}
+resent() { [ "$prov" = rrxe ] && echo $(( $(counter rrxe0 retx_packets) + $(counter rrxe1 retx_packets) )); }
+modprobe sch_netem
+# (Loss rows compare the RoCE providers; siw runs over TCP, which has its own recovery.)
+[ "$prov" = siw ] || for pct in 0.1 1 5; do
+	for op in write read; do
+		# A fresh qdisc per row: its drop count is this row's.
+		in0 tc qdisc replace dev va root netem loss "$pct%"
+		in1 tc qdisc replace dev vb root netem loss "$pct%"
+		r0=$(resent)
+		run "${op}_bw_64k_loss_$pct" "ib_${op}_bw" -s 65536 -D "$dur"
+		lost=$(dropped)
+		if [ "$prov" = rrxe ] && [ "$lost" -gt 0 ]; then
+			echo "${op}_resent_per_lost_$pct $(python3 -c "print(round(($(resent) - $r0) / $lost, 2))")" | tee -a "$out"
+		fi
+		in0 tc qdisc del dev va root
+		in1 tc qdisc del dev vb root
+	done
+done
 ip netns exec ns1 iperf3 -s -1 >/dev/null 2>&1 &
 wait_for "ip netns exec ns1 ss -ltn | grep -q ':5201 '" 10
 v=$(ip netns exec ns0 iperf3 -c "$IP1" -t "$dur" -J 2>/dev/null |

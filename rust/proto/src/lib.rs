@@ -21,5 +21,6 @@ pub mod packet;
 pub mod port;
 pub mod psn;
 pub mod rc;
+pub mod sel;
 pub mod uapi;
 pub mod wire;

@@ -8,7 +8,8 @@
 
 use super::bth::{Bth, HdrError};
 use super::exthdr::{decode_u32, Aeth, AtomicAckEth, AtomicEth, Deth, Reth};
-use super::opcode::{flags, info, OpInfo, ICRC_LEN};
+use super::opcode::{flags, info, op, OpInfo, ICRC_LEN};
+use super::sel::{Sack, Xeth, SACK_LEN, XETH_LEN, XF_EXT};
 
 /// Why a packet was rejected (each maps to a drop counter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +49,26 @@ pub struct Packet<'a> {
     pub icrc: [u8; 4],
 }
 
+/// Length of the rrxe header (XETH or SACK) a packet with this BTH carries after its
+/// IBTA headers: the flag only means something on packets with payload and on ACKs.
+pub fn rrxe_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
+    if bth.xflags & XF_EXT == 0 {
+        0
+    } else if info.has(flags::PAYLOAD) {
+        XETH_LEN
+    } else if info.opcode == op::RC_ACK {
+        SACK_LEN
+    } else {
+        0
+    }
+}
+
+/// Length of all headers (IBTA and rrxe) a packet with this BTH carries.
+pub fn headers_len(bth: &Bth) -> Option<usize> {
+    let i = info(bth.opcode)?;
+    Some(i.header_len() + rrxe_hdr_len(bth, &i))
+}
+
 /// Parses the UDP payload of a RoCEv2 packet.
 pub fn parse(buf: &[u8]) -> Result<Packet<'_>, ParseError> {
     let bth = Bth::decode(buf)?;
@@ -55,7 +76,7 @@ pub fn parse(buf: &[u8]) -> Result<Packet<'_>, ParseError> {
     if bth.tver != 0 {
         return Err(ParseError::BadTver);
     }
-    let hlen = info.header_len();
+    let hlen = info.header_len() + rrxe_hdr_len(&bth, &info);
     let body_end = buf
         .len()
         .checked_sub(ICRC_LEN)
@@ -126,6 +147,29 @@ impl Packet<'_> {
     pub fn ieth(&self) -> Option<u32> {
         decode_u32(self.ext(flags::IETH)?).ok()
     }
+
+    fn rrxe_hdr(&self) -> Option<&[u8]> {
+        if rrxe_hdr_len(&self.bth, &self.info) == 0 {
+            return None;
+        }
+        self.hdr.get(self.info.header_len()..)
+    }
+
+    /// rrxe's extended transport header, if the packet carries one.
+    pub fn xeth(&self) -> Option<Xeth> {
+        if !self.info.has(flags::PAYLOAD) {
+            return None;
+        }
+        Xeth::decode(self.rrxe_hdr()?).ok()
+    }
+
+    /// rrxe's selective NACK, if the packet (an ACK) carries one.
+    pub fn sack(&self) -> Option<Sack> {
+        if self.info.opcode != op::RC_ACK {
+            return None;
+        }
+        Sack::decode(self.rrxe_hdr()?).ok()
+    }
 }
 
 /// Extension headers to write after a BTH; those the opcode does not carry are ignored.
@@ -145,6 +189,10 @@ pub struct Ext {
     pub imm: Option<u32>,
     /// Invalidated rkey.
     pub ieth: Option<u32>,
+    /// rrxe XETH (written when the BTH flags it on a packet with payload).
+    pub xeth: Option<Xeth>,
+    /// rrxe SACK (written when the BTH flags it on an ACK).
+    pub sack: Option<Sack>,
 }
 
 /// Writes BTH and the opcode's extension headers at the start of `out`; returns the
@@ -152,7 +200,8 @@ pub struct Ext {
 pub fn write_headers(bth: &Bth, ext: &Ext, out: &mut [u8]) -> Result<usize, ParseError> {
     use super::exthdr::encode_u32;
     let info = info(bth.opcode).ok_or(ParseError::UnknownOpcode(bth.opcode))?;
-    let hlen = info.header_len();
+    let ibta = info.header_len();
+    let hlen = ibta + rrxe_hdr_len(bth, &info);
     let out = out.get_mut(..hlen).ok_or(ParseError::Truncated)?;
     bth.encode(out)?;
     let t = ParseError::Truncated;
@@ -179,6 +228,14 @@ pub fn write_headers(bth: &Bth, ext: &Ext, out: &mut [u8]) -> Result<usize, Pars
     }
     if let Some(o) = at(flags::IETH) {
         encode_u32(ext.ieth.ok_or(t)?, out.get_mut(o..).ok_or(t)?)?;
+    }
+    if hlen > ibta {
+        let x = out.get_mut(ibta..).ok_or(t)?;
+        if info.has(flags::PAYLOAD) {
+            ext.xeth.ok_or(t)?.encode(x)?;
+        } else {
+            ext.sack.ok_or(t)?.encode(x)?;
+        }
     }
     Ok(hlen)
 }

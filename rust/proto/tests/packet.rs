@@ -9,6 +9,7 @@ use rrxe_proto::icrc::{self, TableCrc32};
 use rrxe_proto::opcode::{flags, info, ICRC_LEN};
 use rrxe_proto::packet::{parse, write_headers, Ext, ParseError};
 use rrxe_proto::psn::Psn;
+use rrxe_proto::sel::{Sack, Xeth, SACK_LEN, XETH_LEN, XF_EXT};
 
 fn all_ext() -> Ext {
     Ext {
@@ -36,14 +37,29 @@ fn all_ext() -> Ext {
         }),
         imm: Some(0xcafe_f00d),
         ieth: Some(0x0000_1234),
+        xeth: Some(Xeth {
+            wqe_seq: 77,
+            offset: 2048,
+            total: 9000,
+        }),
+        sack: Some(Sack {
+            base: Psn::new(0xff_fff0),
+            full: true,
+            missing: 0x8000_0000_0000_0000_0000_0000_0000_0005,
+        }),
     }
 }
 
 fn build(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    build_x(opcode, payload, 0)
+}
+
+fn build_x(opcode: u8, payload: &[u8], xflags: u8) -> Vec<u8> {
     let pad = ((4 - payload.len() % 4) % 4) as u8;
     let bth = Bth {
         opcode,
         pad,
+        xflags,
         pkey: 0xffff,
         dqpn: 0x11,
         psn: Psn::new(5),
@@ -90,6 +106,37 @@ fn every_opcode_round_trips() {
         assert_eq!(p.imm(), if i.has(flags::IMMDT) { e.imm } else { None });
         assert_eq!(p.ieth(), if i.has(flags::IETH) { e.ieth } else { None });
     }
+}
+
+/// With the rrxe flag, packets with payload carry an XETH and ACKs a SACK after the IBTA
+/// headers; every other opcode ignores the flag.
+#[test]
+fn rrxe_headers_round_trip() {
+    for opcode in 0..=255u8 {
+        let Some(i) = info(opcode) else { continue };
+        let payload: &[u8] = if i.has(flags::PAYLOAD) { b"xyz" } else { b"" };
+        let plain = build(opcode, payload);
+        let buf = build_x(opcode, payload, XF_EXT);
+        let p = parse(&buf).unwrap_or_else(|e| panic!("{opcode:#x}: {e:?}"));
+        assert_eq!(p.payload, payload, "{opcode:#x}");
+        let e = all_ext();
+        let (x, s, extra) = if i.has(flags::PAYLOAD) {
+            (e.xeth, None, XETH_LEN)
+        } else if opcode == 0x11 {
+            (None, e.sack, SACK_LEN)
+        } else {
+            (None, None, 0)
+        };
+        assert_eq!((p.xeth(), p.sack()), (x, s), "{opcode:#x}");
+        assert_eq!(buf.len(), plain.len() + extra, "{opcode:#x}");
+        // Without the flag nothing is read as an rrxe header.
+        let q = parse(&plain).unwrap();
+        assert_eq!((q.xeth(), q.sack()), (None, None));
+    }
+    // A flagged packet too short for its XETH is truncated, not misread.
+    let mut short = build_x(0x04, b"", XF_EXT);
+    short.drain(12..20);
+    assert_eq!(parse(&short).unwrap_err(), ParseError::Truncated);
 }
 
 #[test]

@@ -13,6 +13,8 @@ fuzz_target!(|data: &[u8]| {
             p.deth(),
             p.imm(),
             p.ieth(),
+            p.xeth(),
+            p.sack(),
         );
     }
     let _ = rrxe_proto::bth::Bth::decode(data);

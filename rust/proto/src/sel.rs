@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Selective retransmission (source document 000): rrxe's extended transport header
+//! (XETH), the selective NACK (SACK), the capability handshake bits, and the PSN
+//! bookkeeping the receiver keeps to accept packets beyond the expected PSN.
+//!
+//! Wire summary (byte diagrams in Documentation/rrxe/wire.rst):
+//!
+//! * BTH byte 4, reserved bit [`CAP_SELECTIVE`]: "I can receive XETH and send SACKs". A
+//!   requester sets it on its requests until the peer answers with the same bit; an IBTA
+//!   peer ignores it (the ICRC masks that byte) and never sets it, so rrxe keeps plain
+//!   go-back-N towards it.
+//! * BTH byte 8, reserved bit [`XF_EXT`]: an rrxe header follows the IBTA headers: the
+//!   12-byte [`Xeth`] on packets with payload, the 20-byte [`Sack`] on an ACK.
+//!   [`XF_PROBE`] marks a tail-loss probe, which the receiver answers with a full SACK.
+
+use super::bth::HdrError;
+use super::psn::Psn;
+use super::wire::{be24, be32, be8, get, put, put24};
+
+/// BTH byte 4 capability bit: selective retransmission offered (requests) or accepted
+/// (responses).
+pub const CAP_SELECTIVE: u8 = 0x01;
+/// BTH byte 8 flag: an rrxe extension header follows the IBTA extension headers.
+pub const XF_EXT: u8 = 0x01;
+/// BTH byte 8 flag: tail-loss probe (answer with every hole you know of).
+pub const XF_PROBE: u8 = 0x02;
+/// BTH byte 8 flag: a retransmission (a hole filled by a packet without it was reported
+/// too early: the path reorders more than the receiver allowed for).
+pub const XF_RETX: u8 = 0x04;
+/// Length of the XETH.
+pub const XETH_LEN: usize = 12;
+/// Length of the SACK header.
+pub const SACK_LEN: usize = 20;
+/// PSNs one SACK can name (its bitmap).
+pub const SACK_SPAN: u32 = 128;
+/// A hole is reported once this many later PSNs arrived (reordering tolerance).
+pub const REORDER: u32 = 3;
+
+/// Extended transport header: where a packet belongs inside its WQE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Xeth {
+    /// WQE sequence number (per QP and direction, +1 per WQE).
+    pub wqe_seq: u32,
+    /// Byte offset of this packet's payload inside the WQE's message.
+    pub offset: u32,
+    /// Length of the whole message.
+    pub total: u32,
+}
+
+impl Xeth {
+    /// Decodes an XETH.
+    pub fn decode(b: &[u8]) -> Result<Self, HdrError> {
+        let t = HdrError::Truncated;
+        Ok(Xeth {
+            wqe_seq: be32(b, 0).ok_or(t)?,
+            offset: be32(b, 4).ok_or(t)?,
+            total: be32(b, 8).ok_or(t)?,
+        })
+    }
+
+    /// Encodes an XETH.
+    pub fn encode(&self, b: &mut [u8]) -> Result<(), HdrError> {
+        let ok = put(b, 0, &self.wqe_seq.to_be_bytes())
+            && put(b, 4, &self.offset.to_be_bytes())
+            && put(b, 8, &self.total.to_be_bytes());
+        if ok && b.len() >= XETH_LEN {
+            Ok(())
+        } else {
+            Err(HdrError::Truncated)
+        }
+    }
+
+    /// Whether the header is consistent with a payload of `len` bytes: the packet lies
+    /// inside the message.
+    pub const fn fits(&self, len: u32) -> bool {
+        match self.offset.checked_add(len) {
+            Some(end) => end <= self.total,
+            None => false,
+        }
+    }
+}
+
+/// Selective NACK: the PSNs the receiver misses, as a base and a bitmap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Sack {
+    /// First PSN the bitmap describes (always a missing one).
+    pub base: Psn,
+    /// Answer to a probe: every hole the receiver knows of up to `SACK_SPAN`, not only
+    /// the new ones.
+    pub full: bool,
+    /// Bit `i` set: PSN `base + i` is missing.
+    pub missing: u128,
+}
+
+impl Sack {
+    /// Decodes a SACK header.
+    pub fn decode(b: &[u8]) -> Result<Self, HdrError> {
+        let t = HdrError::Truncated;
+        let flags = be8(b, 0).ok_or(t)?;
+        let bits: [u8; 16] = get(b, 4).ok_or(t)?;
+        Ok(Sack {
+            base: Psn::new(be24(b, 1).ok_or(t)?),
+            full: flags & 1 != 0,
+            missing: u128::from_be_bytes(bits),
+        })
+    }
+
+    /// Encodes a SACK header.
+    pub fn encode(&self, b: &mut [u8]) -> Result<(), HdrError> {
+        let ok = put(b, 0, &[u8::from(self.full)])
+            && put24(b, 1, self.base.get())
+            && put(b, 4, &self.missing.to_be_bytes());
+        if ok && b.len() >= SACK_LEN {
+            Ok(())
+        } else {
+            Err(HdrError::Truncated)
+        }
+    }
+
+    /// The missing PSNs, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = Psn> + '_ {
+        let base = self.base;
+        let m = self.missing;
+        (0..SACK_SPAN)
+            .filter(move |i| (m >> i) & 1 != 0)
+            .map(move |i| base.add(i))
+    }
+
+    /// How many PSNs it names.
+    pub const fn count(&self) -> u32 {
+        self.missing.count_ones()
+    }
+}
+
+/// A bitmap over `64 * W` consecutive PSNs starting at `base`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PsnBits<const W: usize> {
+    base: Psn,
+    words: [u64; W],
+}
+
+impl<const W: usize> PsnBits<W> {
+    /// PSNs covered.
+    pub const SPAN: u32 = 64 * W as u32;
+
+    /// An empty bitmap starting at `base`.
+    pub const fn new(base: Psn) -> Self {
+        PsnBits {
+            base,
+            words: [0; W],
+        }
+    }
+
+    /// First PSN covered.
+    pub const fn base(&self) -> Psn {
+        self.base
+    }
+
+    fn index(&self, p: Psn) -> Option<usize> {
+        let d = p.diff(self.base);
+        if d >= 0 && (d as u32) < Self::SPAN {
+            Some(d as usize)
+        } else {
+            None
+        }
+    }
+
+    /// Whether `p` is covered.
+    pub fn covers(&self, p: Psn) -> bool {
+        self.index(p).is_some()
+    }
+
+    /// Sets the bit of `p`: `Some(true)` if it was clear, `None` if `p` is not covered.
+    pub fn set(&mut self, p: Psn) -> Option<bool> {
+        let i = self.index(p)?;
+        let w = self.words.get_mut(i / 64)?;
+        let m = 1u64 << (i % 64);
+        let new = *w & m == 0;
+        *w |= m;
+        Some(new)
+    }
+
+    /// Clears the bit of `p` (if covered).
+    pub fn clear(&mut self, p: Psn) {
+        if let Some(i) = self.index(p) {
+            if let Some(w) = self.words.get_mut(i / 64) {
+                *w &= !(1u64 << (i % 64));
+            }
+        }
+    }
+
+    /// Whether the bit of `p` is set (`false` if not covered).
+    pub fn get(&self, p: Psn) -> bool {
+        self.index(p)
+            .and_then(|i| self.words.get(i / 64).map(|w| (w >> (i % 64)) & 1 != 0))
+            .unwrap_or(false)
+    }
+
+    /// Moves the start to `p` (forward only), dropping the bits before it.
+    pub fn advance_to(&mut self, p: Psn) {
+        let d = p.diff(self.base);
+        if d <= 0 {
+            return;
+        }
+        let n = d as u32;
+        self.base = p;
+        if n >= Self::SPAN {
+            self.words = [0; W];
+            return;
+        }
+        let (ws, bs) = ((n / 64) as usize, n % 64);
+        for i in 0..W {
+            let lo = self.words.get(i + ws).copied().unwrap_or(0);
+            let hi = self.words.get(i + ws + 1).copied().unwrap_or(0);
+            let v = if bs == 0 {
+                lo
+            } else {
+                (lo >> bs) | (hi << (64 - bs))
+            };
+            if let Some(w) = self.words.get_mut(i) {
+                *w = v;
+            }
+        }
+    }
+
+    /// Bitmap of the clear bits among the `SACK_SPAN` PSNs from `from`, limited to PSNs
+    /// before `end` (bit `i` = PSN `from + i`).
+    pub fn clear_bits(&self, from: Psn, end: Psn) -> u128 {
+        let mut m = 0u128;
+        let mut p = from;
+        let mut i = 0;
+        while i < SACK_SPAN && p.before(end) {
+            if !self.get(p) {
+                m |= 1u128 << i;
+            }
+            p = p.add(1);
+            i += 1;
+        }
+        m
+    }
+
+    /// Whether any bit is set.
+    pub fn any(&self) -> bool {
+        self.words.iter().any(|w| *w != 0)
+    }
+}
+
+/// How many later packets a hole must wait for before it is reported: the path's
+/// reordering as observed so far. Starts at [`REORDER`], doubles (up to `max`) when a
+/// reported hole is then filled by the original packet, and drops by one after `decay`
+/// holes were confirmed lost (filled by the retransmission), as TCP's reordering
+/// estimate does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reordering {
+    n: u32,
+    confirmed: u32,
+    max: u32,
+    decay: u32,
+}
+
+impl Reordering {
+    /// A fresh estimate bounded by `max` (at least [`REORDER`]), lowered after `decay`
+    /// confirmations.
+    pub const fn new(max: u32, decay: u32) -> Self {
+        Reordering {
+            n: REORDER,
+            confirmed: 0,
+            max: if max < REORDER { REORDER } else { max },
+            decay,
+        }
+    }
+
+    /// The current threshold, in packets.
+    pub const fn get(&self) -> u32 {
+        self.n
+    }
+
+    /// A reported hole was filled: by a retransmission (`retx`, the report was right) or
+    /// by the original packet (it was only late).
+    pub fn filled(&mut self, retx: bool) {
+        if retx {
+            self.confirmed += 1;
+            if self.confirmed >= self.decay && self.n > REORDER {
+                self.n -= 1;
+                self.confirmed = 0;
+            }
+        } else {
+            self.n = self.n.saturating_mul(2).min(self.max);
+            self.confirmed = 0;
+        }
+    }
+}
+
+/// Where an arriving PSN falls relative to the receiver's window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The expected PSN: process it now.
+    Expected,
+    /// Beyond the expected PSN, inside the window, first copy: keep it.
+    Ahead,
+    /// Already processed, or already kept.
+    Duplicate,
+    /// Too far ahead to keep: drop it (the sender recovers it).
+    Beyond,
+}
+
+/// PSNs a receiver keeps ahead of the expected one.
+pub const RX_SPAN: u32 = PsnBits::<8>::SPAN;
+
+/// The receiver's view of the PSN space: the expected PSN, which later PSNs it keeps,
+/// and which holes it already reported.
+#[derive(Clone, Copy, Debug)]
+pub struct RxWindow {
+    bits: PsnBits<8>,
+    /// Highest PSN received (`base - 1` when nothing is kept).
+    high: Psn,
+    /// Holes before this PSN were reported in a SACK.
+    reported: Psn,
+}
+
+impl RxWindow {
+    /// A window expecting `base`.
+    pub const fn new(base: Psn) -> Self {
+        RxWindow {
+            bits: PsnBits::new(base),
+            high: base.sub(1),
+            reported: base,
+        }
+    }
+
+    /// The expected PSN.
+    pub const fn base(&self) -> Psn {
+        self.bits.base()
+    }
+
+    /// Highest PSN received.
+    pub const fn high(&self) -> Psn {
+        self.high
+    }
+
+    /// Whether packets are kept beyond the expected PSN (there is a hole at `base`).
+    pub fn has_holes(&self) -> bool {
+        self.high.after(self.base()) || self.bits.any()
+    }
+
+    /// Holes before this PSN were reported.
+    pub const fn reported(&self) -> Psn {
+        self.reported
+    }
+
+    /// Whether `psn` is recorded as kept.
+    pub fn is_kept(&self, psn: Psn) -> bool {
+        self.bits.get(psn)
+    }
+
+    /// Forgets a kept PSN (its packet could not be stored): it is a hole again, and
+    /// reported again.
+    pub fn forget(&mut self, psn: Psn) {
+        self.bits.clear(psn);
+        if psn.before(self.reported) {
+            self.reported = psn;
+        }
+    }
+
+    /// Classifies an arriving PSN and records it if it is kept.
+    pub fn arrive(&mut self, psn: Psn) -> Arrival {
+        let d = psn.diff(self.base());
+        if d == 0 {
+            return Arrival::Expected;
+        }
+        if d < 0 {
+            return Arrival::Duplicate;
+        }
+        match self.bits.set(psn) {
+            None => Arrival::Beyond,
+            Some(false) => Arrival::Duplicate,
+            Some(true) => {
+                if psn.after(self.high) {
+                    self.high = psn;
+                }
+                Arrival::Ahead
+            }
+        }
+    }
+
+    /// The expected PSN was processed: expect the next one. Returns `true` if that one
+    /// is already kept (process it next, then call `advance` again).
+    pub fn advance(&mut self) -> bool {
+        let next = self.base().add(1);
+        self.bits.advance_to(next);
+        if self.high.before(next) {
+            self.high = next.sub(1);
+        }
+        if self.reported.before(next) {
+            self.reported = next;
+        }
+        let kept = self.bits.get(next);
+        self.bits.clear(next);
+        kept
+    }
+
+    /// The SACK to send now, if any. `full` (answer to a probe): every hole up to the
+    /// highest PSN received. Otherwise only holes not reported before and followed by at
+    /// least [`REORDER`] later arrivals (a mere reordering fills itself).
+    pub fn sack(&mut self, full: bool) -> Option<Sack> {
+        self.sack_settled(full, self.high.add(1))
+    }
+
+    /// As [`RxWindow::sack`], but an incremental SACK only names holes before `settled`:
+    /// PSNs that had arrived by an earlier moment (the end of the previous receive
+    /// batch), so packets that are merely late within a batch are not reported.
+    pub fn sack_settled(&mut self, full: bool, settled: Psn) -> Option<Sack> {
+        let (start, end) = if full {
+            (self.base(), self.high)
+        } else {
+            let lim = self.high.sub(REORDER - 1).min_before(settled);
+            let start = if self.reported.after(self.base()) {
+                self.reported
+            } else {
+                self.base()
+            };
+            (start, lim)
+        };
+        if !start.before(end) {
+            return None;
+        }
+        let m = self.bits.clear_bits(start, end);
+        // The base of a SACK is its first hole.
+        let first = m.trailing_zeros();
+        if first >= SACK_SPAN {
+            if !full {
+                self.reported = start.add(SACK_SPAN).min_before(end);
+            }
+            return None;
+        }
+        let base = start.add(first);
+        let missing = m >> first;
+        if !full {
+            // Everything up to the last PSN this SACK describes is now reported.
+            let covered = start.add(SACK_SPAN).min_before(end);
+            self.reported = covered;
+        }
+        Some(Sack {
+            base,
+            full,
+            missing,
+        })
+    }
+}
+
+impl Psn {
+    /// The earlier of `self` and `other`.
+    const fn min_before(self, other: Psn) -> Psn {
+        if self.before(other) {
+            self
+        } else {
+            other
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn xeth_bytes() {
+        let x = Xeth {
+            wqe_seq: 0x0102_0304,
+            offset: 4096,
+            total: 65536,
+        };
+        let mut b = [0u8; XETH_LEN];
+        x.encode(&mut b).unwrap();
+        assert_eq!(b, [1, 2, 3, 4, 0, 0, 0x10, 0, 0, 1, 0, 0]);
+        assert_eq!(Xeth::decode(&b).unwrap(), x);
+        for n in 0..XETH_LEN {
+            assert!(Xeth::decode(&b[..n]).is_err());
+            assert!(x.encode(&mut [0u8; XETH_LEN][..n]).is_err());
+        }
+        assert!(x.fits(4096) && !x.fits(61441) && x.fits(61440));
+        assert!(!Xeth {
+            offset: u32::MAX,
+            ..x
+        }
+        .fits(2));
+    }
+
+    #[test]
+    fn sack_bytes() {
+        let s = Sack {
+            base: Psn::new(0xabcdef),
+            full: true,
+            missing: 0b1011,
+        };
+        let mut b = [0u8; SACK_LEN];
+        s.encode(&mut b).unwrap();
+        assert_eq!(&b[..4], &[1, 0xab, 0xcd, 0xef]);
+        assert_eq!(b[19], 0b1011);
+        assert_eq!(Sack::decode(&b).unwrap(), s);
+        let v: Vec<u32> = s.iter().map(|p| p.get()).collect();
+        assert_eq!(v, [0xabcdef, 0xabcdf0, 0xabcdf2]);
+        for n in 0..SACK_LEN {
+            assert!(Sack::decode(&b[..n]).is_err());
+        }
+    }
+
+    #[test]
+    fn window_basics() {
+        let mut w = RxWindow::new(Psn::new(0xff_fffe));
+        assert_eq!(w.arrive(Psn::new(0xff_fffe)), Arrival::Expected);
+        assert!(!w.advance());
+        // 0xffffff lost; 0, 1, 2 arrive.
+        for p in 0..3 {
+            assert_eq!(w.arrive(Psn::new(p)), Arrival::Ahead);
+        }
+        assert_eq!(w.arrive(Psn::new(1)), Arrival::Duplicate);
+        assert_eq!(w.arrive(Psn::new(0xff_fffd)), Arrival::Duplicate);
+        let s = w.sack(false).unwrap();
+        assert_eq!((s.base.get(), s.missing, s.full), (0xff_ffff, 1, false));
+        // Reported once.
+        assert_eq!(w.sack(false), None);
+        assert_eq!(w.sack(true).unwrap().missing, 1);
+        assert_eq!(w.arrive(Psn::new(0xff_ffff)), Arrival::Expected);
+        assert!(w.advance() && w.advance() && w.advance());
+        assert!(!w.advance());
+        assert_eq!(w.base().get(), 3);
+        assert!(!w.has_holes());
+        assert_eq!(w.arrive(Psn::new(3 + RX_SPAN)), Arrival::Beyond);
+    }
+
+    #[test]
+    fn reordering_adapts() {
+        let mut r = Reordering::new(48, 8);
+        assert_eq!(r.get(), REORDER);
+        r.filled(false);
+        assert_eq!(r.get(), 6);
+        for _ in 0..10 {
+            r.filled(false);
+        }
+        assert_eq!(r.get(), 48);
+        for _ in 0..8 {
+            r.filled(true);
+        }
+        assert_eq!(r.get(), 47);
+        for _ in 0..10_000 {
+            r.filled(true);
+        }
+        assert_eq!(r.get(), REORDER);
+    }
+
+    proptest! {
+        #[test]
+        fn xeth_round_trip(a in any::<u32>(), b in any::<u32>(), c in any::<u32>()) {
+            let x = Xeth { wqe_seq: a, offset: b, total: c };
+            let mut buf = [0u8; XETH_LEN];
+            x.encode(&mut buf).unwrap();
+            prop_assert_eq!(Xeth::decode(&buf).unwrap(), x);
+        }
+
+        #[test]
+        fn sack_decode_any(buf in proptest::collection::vec(any::<u8>(), 0..40)) {
+            if let Ok(s) = Sack::decode(&buf) {
+                prop_assert_eq!(s.iter().count() as u32, s.count());
+                let mut out = [0u8; SACK_LEN];
+                s.encode(&mut out).unwrap();
+                prop_assert_eq!(&out[1..], &buf[1..SACK_LEN]);
+            }
+        }
+
+        /// The bitmap shift keeps exactly the bits at or after the new base.
+        #[test]
+        fn bits_shift(set in proptest::collection::vec(0u32..256, 0..64), by in 0u32..300,
+                      base in 0u32..=0xff_ffff) {
+            let b0 = Psn::new(base);
+            let mut b = PsnBits::<4>::new(b0);
+            for s in &set {
+                b.set(b0.add(*s));
+            }
+            b.advance_to(b0.add(by));
+            for i in 0..256u32 {
+                let p = b0.add(by + i);
+                let want = by + i < 256 && set.contains(&(by + i));
+                prop_assert_eq!(b.get(p), want);
+            }
+        }
+    }
+}
