@@ -2009,6 +2009,12 @@ impl Qp {
                 return self.ahead(&mut st, pkt, probe);
             }
             if st.rnr_hold {
+                if probe {
+                    // Our RNR NAK may have been lost: a probe gets it again, so the
+                    // requester goes back instead of probing forever.
+                    let (p, t) = (st.resp_psn, st.min_rnr_timer);
+                    self.send_ack(&st, p, Syndrome::Rnr(t));
+                }
                 return None;
             }
             let resent = st.nak_sent && !psn.after(st.ooo_high);
