@@ -1370,52 +1370,38 @@ impl Qp {
         if psn.before(st.comp_psn) || !psn.before(st.req_psn) {
             return;
         }
-        let prod = self.sq.producer();
-        let mut i = st.sq_cons;
-        while i != prod {
-            let Some(s) = st.slots.get(i as usize).copied() else {
-                return;
-            };
-            if !s.started {
-                return;
+        let Some((i, s)) = self.slot_of(st, psn) else {
+            return;
+        };
+        if s.opcode == uapi::wr::RDMA_READ && st.sel_tx {
+            // The request was lost: ask for everything still missing.
+            if psn == s.first_psn {
+                let end = s.last_psn.add(1);
+                self.rerequest(st, psn, end, true);
             }
-            if psn.before(s.first_psn) {
-                return;
+            return;
+        }
+        if rc::needs_response(s.opcode) {
+            if psn == s.first_psn {
+                self.rewind(st, psn);
+                self.dev.stats.retransmits.inc();
+                self.send_work.queue();
             }
-            if !psn.after(s.last_psn) {
-                if s.opcode == uapi::wr::RDMA_READ && st.sel_tx {
-                    // The request was lost: ask for everything still missing.
-                    if psn == s.first_psn {
-                        let end = s.last_psn.add(1);
-                        self.rerequest(st, psn, end, true);
-                    }
-                    return;
-                }
-                if rc::needs_response(s.opcode) {
-                    if psn == s.first_psn {
-                        self.rewind(st, psn);
-                        self.dev.stats.retransmits.inc();
-                        self.send_work.queue();
-                    }
-                    return;
-                }
-                let cached = match st.cur {
-                    Some((ci, w)) if ci == i => Ok(w),
-                    _ => self.decode_slot(i),
-                };
-                let (Ok(wqe), Some(kind)) = (cached, Kind::of_wr(s.opcode)) else {
-                    return;
-                };
-                let k = psn.diff(s.first_psn).max(0) as u32;
-                if self
-                    .data_packet(st, &wqe, kind, &s, k, true, xflags)
-                    .is_ok()
-                {
-                    self.dev.stats.retx_packets.inc();
-                }
-                return;
-            }
-            i = self.sq.geom.next(i);
+            return;
+        }
+        let cached = match st.cur {
+            Some((ci, w)) if ci == i => Ok(w),
+            _ => self.decode_slot(i),
+        };
+        let (Ok(wqe), Some(kind)) = (cached, Kind::of_wr(s.opcode)) else {
+            return;
+        };
+        let k = psn.diff(s.first_psn).max(0) as u32;
+        if self
+            .data_packet(st, &wqe, kind, &s, k, true, xflags)
+            .is_ok()
+        {
+            self.dev.stats.retx_packets.inc();
         }
     }
 
@@ -1788,8 +1774,8 @@ impl Qp {
         }
     }
 
-    /// The READ slot whose PSN span holds `psn`.
-    fn read_slot_of(&self, st: &State, psn: Psn) -> Option<(u32, Slot)> {
+    /// The sent WQE (slot index and state) whose PSN span holds `psn`.
+    fn slot_of(&self, st: &State, psn: Psn) -> Option<(u32, Slot)> {
         let prod = self.sq.producer();
         let mut i = st.sq_cons;
         while i != prod {
@@ -1798,11 +1784,17 @@ impl Qp {
                 return None;
             }
             if !psn.after(s.last_psn) {
-                return (s.opcode == uapi::wr::RDMA_READ).then_some((i, s));
+                return Some((i, s));
             }
             i = self.sq.geom.next(i);
         }
         None
+    }
+
+    /// The READ slot whose PSN span holds `psn`.
+    fn read_slot_of(&self, st: &State, psn: Psn) -> Option<(u32, Slot)> {
+        self.slot_of(st, psn)
+            .filter(|(_, s)| s.opcode == uapi::wr::RDMA_READ)
     }
 
     /// READ response with selective retransmission: placed at its offset whatever its
@@ -2593,22 +2585,9 @@ impl Qp {
             }
         }
         let last = st.req_psn.sub(1);
-        let prod = self.sq.producer();
-        let mut i = st.sq_cons;
-        let mut data = false;
-        while i != prod {
-            let Some(s) = st.slots.get(i as usize) else {
-                break;
-            };
-            if !s.started {
-                break;
-            }
-            if !last.before(s.first_psn) && !last.after(s.last_psn) {
-                data = !rc::needs_response(s.opcode) || s.opcode == uapi::wr::RDMA_READ;
-                break;
-            }
-            i = self.sq.geom.next(i);
-        }
+        let data = self
+            .slot_of(st, last)
+            .is_some_and(|(_, s)| !rc::needs_response(s.opcode) || s.opcode == uapi::wr::RDMA_READ);
         if !data {
             return false;
         }
