@@ -48,7 +48,10 @@ hosts_up() {
 	if ! ip netns list | grep -qw $NS0; then
 		ip netns add $NS0
 		ip netns add $NS1
-		ip -n $NS0 link add va type veth peer name vb netns $NS1
+		# Distinct interface indexes: soft-iWARP binds a wildcard listener to its
+		# netdev's index, and in the shared RDMA namespace mode every siw device listens
+		# in the server's namespace; with equal indexes the second bind is EADDRINUSE.
+		ip -n $NS0 link add va index 10 type veth peer name vb index 11 netns $NS1
 		ip -n $NS0 link set lo up
 		ip -n $NS1 link set lo up
 	fi
