@@ -70,6 +70,9 @@ const REORDER_MAX: u32 = 48;
 const RD_REORDER_MAX: u32 = 256;
 /// Confirmed reports needed to lower a reordering threshold by one.
 const REORDER_DECAY: u32 = 8;
+/// The responder acknowledges once per receive batch, but no later than after this many
+/// requests (a quarter of the requester's window, so a long batch never stalls it).
+const ACK_EVERY: u32 = rc::MAX_UNACKED_PSNS / 4;
 
 /// Selective-retransmission mode (module parameter `selective`).
 pub(crate) mod selmode {
@@ -185,10 +188,8 @@ struct State {
     // responder
     resp_psn: Psn,
     msn: u32,
-    nak_sent: bool,
-    /// Highest out-of-sequence PSN seen since the last NAK: a packet at or below it is a
-    /// retransmission, which means our NAK was lost and must be sent again.
-    ooo_high: Psn,
+    /// Go-back-N PSN-sequence-error NAKs (one per gap).
+    nak: rc::SeqNak,
     rq_cons: u32,
     recv: Option<RecvCtx>,
     write: Option<WriteCtx>,
@@ -224,6 +225,8 @@ struct State {
     rxw: RxWindow,
     /// Responder: packets were kept since the last SACK decision.
     sack_due: bool,
+    /// Responder: ACKs owed to the requester (one per receive batch).
+    acks: rc::AckCoalesce,
     /// Responder: an RNR NAK is outstanding: the requester goes back to that PSN, so
     /// later packets are dropped (as IBTA does), not kept and reported.
     rnr_hold: bool,
@@ -427,8 +430,7 @@ impl Qp {
                     read_gap: None,
                     resp_psn: Psn::new(0),
                     msn: 0,
-                    nak_sent: false,
-                    ooo_high: Psn::new(0),
+                    nak: rc::SeqNak::default(),
                     rq_cons: 0,
                     recv: None,
                     write: None,
@@ -447,6 +449,7 @@ impl Qp {
                     peer_sel: forced,
                     rxw: RxWindow::new(Psn::new(0)),
                     sack_due: false,
+                    acks: rc::AckCoalesce::new(ACK_EVERY),
                     rnr_hold: false,
                     reorder: Reordering::new(REORDER_MAX, REORDER_DECAY),
                     kept,
@@ -730,7 +733,7 @@ impl Qp {
         st.cur = None;
         st.rd_outstanding = 0;
         st.rnr_wait = false;
-        st.nak_sent = false;
+        st.nak.closed();
         st.msn = 0;
         st.path = None;
         self.drop_kept(st);
@@ -853,6 +856,21 @@ impl Qp {
             // Over the limit: forget it; the SACK names it and the requester resends it.
             st.rxw.forget(psn);
             self.dev.stats.drop_reasm_limit.inc();
+            return;
+        }
+        self.sack_settled_holes(&mut st);
+    }
+
+    /// A packet beyond the expected PSN was stored: a hole now followed by `reorder`
+    /// later arrivals is reported at once (each hole once); waiting for the end of a long
+    /// receive batch would delay its repair by the rest of the batch. (Only after a
+    /// packet is stored: a drop at the reassembly limit makes its PSN a hole again, and
+    /// reporting on every such drop would name the same PSNs over and over; those wait
+    /// for the batch's end.)
+    fn sack_settled_holes(&self, st: &mut State) {
+        let settled = st.rxw.high().sub(st.reorder.get() - 1);
+        if let Some(s) = st.rxw.sack_settled(false, settled) {
+            self.send_sack(st, s);
         }
     }
 
@@ -1994,8 +2012,8 @@ impl Qp {
         }
         let psn = pkt.bth.psn;
         let probe = pkt.bth.xflags & sel::XF_PROBE != 0;
-        let d = psn.diff(st.resp_psn);
-        if d > 0 {
+        let seq = rc::Seq::of(st.resp_psn, psn);
+        if seq == rc::Seq::Ahead {
             self.dev.stats.out_of_seq.inc();
             if st.peer_sel && !st.kept.is_empty() && !st.rnr_hold {
                 return self.ahead(&mut st, pkt, probe);
@@ -2005,20 +2023,17 @@ impl Qp {
                     // Our RNR NAK may have been lost: a probe gets it again, so the
                     // requester goes back instead of probing forever.
                     let (p, t) = (st.resp_psn, st.min_rnr_timer);
-                    self.send_ack(&st, p, Syndrome::Rnr(t));
+                    self.send_ack(&mut st, p, Syndrome::Rnr(t));
                 }
                 return None;
             }
-            let resent = st.nak_sent && !psn.after(st.ooo_high);
-            if !st.nak_sent || resent {
-                st.nak_sent = true;
+            if st.nak.ahead(psn) {
                 let e = st.resp_psn;
-                self.send_ack(&st, e, Syndrome::Nak(NakCode::PsnSeqErr));
+                self.send_ack(&mut st, e, Syndrome::Nak(NakCode::PsnSeqErr));
             }
-            st.ooo_high = psn;
             return None;
         }
-        if d < 0 {
+        if seq == rc::Seq::Duplicate {
             self.dev.stats.duplicates.inc();
             if pkt.info.has(f::READ) {
                 // READs are idempotent: answer again from memory.
@@ -2028,12 +2043,12 @@ impl Qp {
                 }
             } else if pkt.info.has(f::ATMETH) {
                 // Atomics are not: replay the saved result, never execute twice.
-                self.atomic_replay(&st, psn);
+                self.atomic_replay(&mut st, psn);
             } else if probe && st.peer_sel {
                 self.answer_probe(&mut st);
             } else {
                 let p = st.resp_psn.sub(1);
-                self.send_ack(&st, p, Syndrome::Ack(0x1f));
+                self.send_ack(&mut st, p, Syndrome::Ack(0x1f));
             }
             return None;
         }
@@ -2059,14 +2074,15 @@ impl Qp {
             Arrival::Ahead => {
                 self.dev.stats.ooo_kept.inc();
                 self.hole_filled(st, pkt);
-                // New holes are reported at the end of the receive batch.
                 st.sack_due = true;
                 if probe {
                     self.answer_probe(st);
                 }
                 if self.place_early(st, psn, pkt) {
+                    self.sack_settled_holes(st);
                     return None;
                 }
+                // (`keep` stores it, or drops it at the reassembly limit.)
                 Some(psn)
             }
             Arrival::Duplicate => {
@@ -2124,19 +2140,20 @@ impl Qp {
     /// packet sent from another CPU can overtake a few others; a lost one stays missing).
     pub(crate) fn rx_batch_done(&self) {
         let mut st = self.st.lock();
-        if !st.peer_sel {
-            return;
-        }
-        if st.sack_due {
+        if st.peer_sel && st.sack_due {
             st.sack_due = false;
             // Holes followed by at least `reorder` later arrivals.
             let settled = st.rxw.high().sub(st.reorder.get() - 1);
             if let Some(s) = st.rxw.sack_settled(false, settled) {
-                self.send_sack(&st, s);
+                self.send_sack(&mut st, s);
             } else {
                 // Holes not yet settled are looked at again after the next batch.
                 st.sack_due = st.rxw.has_holes();
             }
+        }
+        if st.acks.batch_end() {
+            let p = st.resp_psn.sub(1);
+            self.send_ack(&mut st, p, Syndrome::Ack(0x1f));
         }
     }
 
@@ -2169,7 +2186,7 @@ impl Qp {
     /// bytes) was placed when it arrived early.
     fn in_order(&self, st: &mut State, pkt: &Packet<'_>, placed: Option<u32>) {
         let psn = pkt.bth.psn;
-        st.nak_sent = false;
+        st.nak.closed();
         let r = if pkt.info.has(f::SEND) {
             self.recv_send(st, pkt, placed)
         } else if pkt.info.has(f::WRITE) {
@@ -2189,7 +2206,8 @@ impl Qp {
                     if pkt.info.has(f::LAST) {
                         st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
                     }
-                    if ack || pkt.bth.ack_req {
+                    // Else `rx_batch_done` sends it: one ACK for the receive batch.
+                    if st.acks.executed(ack || pkt.bth.ack_req) {
                         self.send_ack(st, psn, Syndrome::Ack(0x1f));
                     }
                 }
@@ -2214,13 +2232,13 @@ impl Qp {
 
     /// Sends a selective NACK (an ACK of everything before the expected PSN, plus the
     /// holes after it).
-    fn send_sack(&self, st: &State, s: Sack) {
+    fn send_sack(&self, st: &mut State, s: Sack) {
         self.dev.stats.sack_sent.inc();
         let p = st.resp_psn.sub(1);
         self.respond(st, p, Syndrome::Ack(0x1f), None, Some(s));
     }
 
-    fn send_ack(&self, st: &State, psn: Psn, syndrome: Syndrome) {
+    fn send_ack(&self, st: &mut State, psn: Psn, syndrome: Syndrome) {
         self.respond(st, psn, syndrome, None, None);
     }
 
@@ -2236,7 +2254,7 @@ impl Qp {
     /// Sends an ACK/NAK, an ATOMIC ACKNOWLEDGE when `atomic_ack` is given, or a SACK.
     fn respond(
         &self,
-        st: &State,
+        st: &mut State,
         psn: Psn,
         syndrome: Syndrome,
         atomic_ack: Option<AtomicAckEth>,
@@ -2268,6 +2286,8 @@ impl Qp {
             ..Ext::default()
         };
         self.dev.xmit_hdr(path, bth, ext);
+        // Every responder ACK/NAK is cumulative up to the expected PSN.
+        st.acks.sent();
     }
 
     /// The next receive WQE. From the RQ it stays posted until [`Qp::complete_recv`];
@@ -2484,7 +2504,7 @@ impl Qp {
         Ok(())
     }
 
-    fn atomic_replay(&self, st: &State, psn: Psn) {
+    fn atomic_replay(&self, st: &mut State, psn: Psn) {
         match st.replay.iter().flatten().find(|(p, _)| *p == psn) {
             Some(&(_, orig)) => self.send_atomic_ack(st, psn, orig),
             // Older than anything remembered: the requester has long seen the answer.
@@ -2492,7 +2512,7 @@ impl Qp {
         }
     }
 
-    fn send_atomic_ack(&self, st: &State, psn: Psn, orig: u64) {
+    fn send_atomic_ack(&self, st: &mut State, psn: Psn, orig: u64) {
         self.respond(
             st,
             psn,

@@ -3,6 +3,7 @@
 //! opcode sequencing, PSN spans, the acknowledge-request policy and timer encodings.
 
 use super::opcode::op;
+use super::psn::Psn;
 use super::uapi::wr;
 
 /// Most PSNs the requester keeps unacknowledged.
@@ -150,6 +151,101 @@ pub const fn rnr_timer_us(code: u8) -> u64 {
     T[(code & 31) as usize] as u64
 }
 
+/// Where a request falls relative to the responder's expected PSN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seq {
+    /// The expected PSN: execute it.
+    Expected,
+    /// Before it: a retransmission of a request already executed.
+    Duplicate,
+    /// After it: earlier requests are missing.
+    Ahead,
+}
+
+impl Seq {
+    /// Classifies `psn` against the expected PSN (24-bit serial arithmetic).
+    pub fn of(expected: Psn, psn: Psn) -> Seq {
+        match psn.diff(expected) {
+            0 => Seq::Expected,
+            d if d < 0 => Seq::Duplicate,
+            _ => Seq::Ahead,
+        }
+    }
+}
+
+/// A go-back-N responder's PSN-sequence-error NAKs: one per gap, not one per packet
+/// beyond it; again only when the requester's go-back itself lost a packet (a request
+/// at or below the highest PSN seen since the NAK arrives out of order again).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SeqNak {
+    sent: bool,
+    high: Psn,
+}
+
+impl SeqNak {
+    /// A request beyond the expected PSN arrived: whether to NAK now.
+    pub fn ahead(&mut self, psn: Psn) -> bool {
+        let again = self.sent && !psn.after(self.high);
+        let nak = !self.sent || again;
+        self.sent = true;
+        self.high = psn;
+        nak
+    }
+
+    /// The expected request arrived (or the expected PSN was reset): the gap is closed.
+    pub fn closed(&mut self) {
+        self.sent = false;
+    }
+}
+
+/// A responder's ACK coalescing: requests that ask for an ACK (AckReq) are acknowledged
+/// once per receive batch, but no later than every `every` requests so that a long batch
+/// never stalls the requester's window; any ACK or NAK sent meanwhile (all are
+/// cumulative) settles what is owed.
+#[derive(Clone, Copy, Debug)]
+pub struct AckCoalesce {
+    due: bool,
+    since: u32,
+    every: u32,
+}
+
+impl AckCoalesce {
+    /// Acknowledges at least every `every` requests (at least 1).
+    pub const fn new(every: u32) -> Self {
+        AckCoalesce {
+            due: false,
+            since: 0,
+            every: if every == 0 { 1 } else { every },
+        }
+    }
+
+    /// A request was executed in order; `ack_req`: it asked for an ACK. `true`: send the
+    /// ACK now (else it is owed until [`AckCoalesce::batch_end`]).
+    pub fn executed(&mut self, ack_req: bool) -> bool {
+        self.since = self.since.saturating_add(1);
+        if !ack_req {
+            return false;
+        }
+        if self.since >= self.every {
+            true
+        } else {
+            self.due = true;
+            false
+        }
+    }
+
+    /// An ACK or NAK went out.
+    pub fn sent(&mut self) {
+        self.due = false;
+        self.since = 0;
+    }
+
+    /// End of a receive batch: whether an ACK is owed.
+    pub const fn batch_end(&self) -> bool {
+        self.due
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +265,38 @@ mod tests {
         assert_eq!(opcode(s, false, true), op::RC_SEND_LAST_INV);
         assert_eq!(Kind::of_wr(wr::RDMA_READ), Some(Kind::Read));
         assert_eq!(Kind::of_wr(wr::BIND_MW), None);
+    }
+
+    #[test]
+    fn sequence_and_naks() {
+        let e = Psn::new(0xff_fffe);
+        assert_eq!(Seq::of(e, e), Seq::Expected);
+        assert_eq!(Seq::of(e, Psn::new(1)), Seq::Ahead);
+        assert_eq!(Seq::of(e, Psn::new(0xff_fff0)), Seq::Duplicate);
+        let mut n = SeqNak::default();
+        assert!(n.ahead(Psn::new(5)));
+        assert!(!n.ahead(Psn::new(6)));
+        assert!(!n.ahead(Psn::new(7)));
+        // The go-back from the NAKed PSN lost a packet too: NAK again.
+        assert!(n.ahead(Psn::new(4)));
+        n.closed();
+        assert!(n.ahead(Psn::new(9)));
+    }
+
+    #[test]
+    fn ack_coalescing() {
+        let mut a = AckCoalesce::new(4);
+        assert!(!a.executed(false));
+        assert!(!a.executed(true));
+        assert!(a.batch_end());
+        assert!(!a.executed(false));
+        assert!(a.executed(true));
+        a.sent();
+        assert!(!a.batch_end());
+        assert!(!a.executed(true));
+        a.sent();
+        assert!(!a.batch_end());
+        assert!(AckCoalesce::new(0).executed(true));
     }
 
     #[test]

@@ -11,64 +11,22 @@ use rrxe_proto::psn::Psn;
 use rrxe_proto::sel::{Arrival, RxWindow, Sack, RX_SPAN};
 use std::collections::{BTreeMap, VecDeque};
 
+mod common;
+use common::{completed_in_order, messages, mtus, place, segments, sizes, Link, Rng, Segment};
+
 /// Unacknowledged PSNs the sender allows (as the driver's `MAX_UNACKED_PSNS`).
 const WINDOW: u32 = 128;
 
 #[derive(Clone, Copy, Debug)]
 struct Pkt {
     psn: Psn,
-    msg: usize,
-    off: usize,
-    len: usize,
-    last: bool,
+    seg: Segment,
     probe: bool,
 }
 
 enum Back {
     Ack(Psn),
     Sack(Psn, Sack),
-}
-
-/// xorshift64*: the link's dice.
-struct Rng(u64);
-impl Rng {
-    fn pct(&mut self, p: u32) -> bool {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) % 1000 < u64::from(p)
-    }
-}
-
-/// A one-way link: each packet is lost, duplicated or delayed with the given per-mille
-/// probabilities, and delivered in tick order.
-struct Link<T: Copy> {
-    q: BTreeMap<(u64, u64), T>,
-    seq: u64,
-    loss: u32,
-    dup: u32,
-    reorder: u32,
-    lost: u64,
-}
-
-impl<T: Copy> Link<T> {
-    fn send(&mut self, now: u64, rng: &mut Rng, v: T) {
-        if rng.pct(self.loss) {
-            self.lost += 1;
-            return;
-        }
-        let copies = if rng.pct(self.dup) { 2 } else { 1 };
-        for _ in 0..copies {
-            let delay = if rng.pct(self.reorder) { 4 } else { 1 };
-            self.seq += 1;
-            self.q.insert((now + delay, self.seq), v);
-        }
-    }
-    fn due(&mut self, now: u64) -> Vec<T> {
-        let later = self.q.split_off(&(now + 1, 0));
-        let due = std::mem::replace(&mut self.q, later);
-        due.into_values().collect()
-    }
 }
 
 struct Receiver {
@@ -81,10 +39,9 @@ struct Receiver {
 
 impl Receiver {
     fn place(&mut self, p: &Pkt, msgs: &[Vec<u8>]) {
-        let m = &msgs[p.msg];
-        self.out[p.msg][p.off..p.off + p.len].copy_from_slice(&m[p.off..p.off + p.len]);
-        if p.last {
-            self.done.push(p.msg);
+        place(&mut self.out, msgs, &p.seg);
+        if p.seg.last {
+            self.done.push(p.seg.msg);
         }
     }
 
@@ -104,7 +61,7 @@ impl Receiver {
                     }
                     return self.win.sack(false).map(|s| Back::Sack(cum(&self.win), s));
                 }
-                (p.last || p.probe).then(|| Back::Ack(cum(&self.win)))
+                (p.seg.last || p.probe).then(|| Back::Ack(cum(&self.win)))
             }
             Arrival::Ahead => {
                 self.kept.insert(p.psn.get(), p);
@@ -135,45 +92,20 @@ struct Outcome {
 
 fn run(sizes: &[usize], mtu: usize, seed: u64, loss: u32, dup: u32, reorder: u32) -> Outcome {
     let start = Psn::new((seed as u32) & 0xff_ffff);
-    let msgs: Vec<Vec<u8>> = sizes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (0..*n).map(|b| (b * 7 + i * 13) as u8).collect())
-        .collect();
+    let msgs = messages(sizes, 0);
     // The packets of every message, by PSN offset from `start`.
-    let mut pkts = Vec::new();
-    for (i, m) in msgs.iter().enumerate() {
-        let n = m.len().div_ceil(mtu).max(1);
-        for k in 0..n {
-            let off = k * mtu;
-            let len = (m.len() - off.min(m.len())).min(mtu);
-            pkts.push(Pkt {
-                psn: start.add(pkts.len() as u32),
-                msg: i,
-                off,
-                len,
-                last: k + 1 == n,
-                probe: false,
-            });
-        }
-    }
+    let pkts: Vec<Pkt> = segments(&msgs, mtu)
+        .into_iter()
+        .enumerate()
+        .map(|(k, seg)| Pkt {
+            psn: start.add(k as u32),
+            seg,
+            probe: false,
+        })
+        .collect();
     let mut rng = Rng(seed | 1);
-    let mut fwd = Link {
-        q: BTreeMap::new(),
-        seq: 0,
-        loss,
-        dup,
-        reorder,
-        lost: 0,
-    };
-    let mut back: Link<(u8, Psn, Sack)> = Link {
-        q: BTreeMap::new(),
-        seq: 0,
-        loss,
-        dup: 0,
-        reorder: 0,
-        lost: 0,
-    };
+    let mut fwd = Link::new(loss, dup, reorder);
+    let mut back: Link<(u8, Psn, Sack)> = Link::new(loss, 0, 0);
     let mut rx = Receiver {
         win: RxWindow::new(start),
         kept: BTreeMap::new(),
@@ -202,7 +134,7 @@ fn run(sizes: &[usize], mtu: usize, seed: u64, loss: u32, dup: u32, reorder: u32
                 next += 1;
             }
         }
-        let mut busy = !fwd.q.is_empty() || !back.q.is_empty() || !resend.is_empty();
+        let mut busy = !fwd.idle() || !back.idle() || !resend.is_empty();
         for p in fwd.due(now) {
             if let Some(b) = rx.on_pkt(p, &msgs) {
                 let v = match b {
@@ -246,21 +178,13 @@ fn run(sizes: &[usize], mtu: usize, seed: u64, loss: u32, dup: u32, reorder: u32
         }
     }
     assert!(rx.max_kept <= RX_SPAN as usize);
-    let order_ok = rx.done.iter().enumerate().all(|(i, m)| i == *m) && rx.done.len() == msgs.len();
+    let order_ok = completed_in_order(&rx.done, msgs.len());
     Outcome {
         ok: comp == total && order_ok && rx.out == msgs,
         retx,
         probes,
         lost: fwd.lost,
     }
-}
-
-fn sizes() -> impl Strategy<Value = Vec<usize>> {
-    proptest::collection::vec(prop_oneof![0usize..64, 0usize..20_000, Just(65536)], 1..24)
-}
-
-fn mtus() -> impl Strategy<Value = usize> {
-    prop_oneof![Just(256usize), Just(512), Just(1024), Just(4096)]
 }
 
 proptest! {
