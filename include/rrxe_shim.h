@@ -124,6 +124,7 @@ struct ib_ucontext *rrxe_udata_ucontext(struct ib_udata *udata);
 void rrxe_cq_comp_handler(struct ib_cq *cq);
 void rrxe_srq_event(struct ib_srq *srq, int event);
 void rrxe_cq_event(struct ib_cq *cq, int event);
+void rrxe_qp_event(struct ib_qp *qp, int event);
 
 /* work items on the unbound system workqueue */
 struct work_struct;

@@ -23,7 +23,7 @@ lim() {
 	sed 's/^/# /' /tmp/lim.out
 	return $r
 }
-ktap_check "IBV_EVENT_SRQ_LIMIT_REACHED once below the limit, then disarmed" lim -k 16
+ktap_check "IBV_EVENT_SRQ_LIMIT_REACHED once below the limit, then disarmed; LAST_WQE_REACHED on ERR" lim -k 16
 ktap_check "SRQ limit event with a 2-entry SRQ" lim -k 2
 devs_down
 ktap_finished

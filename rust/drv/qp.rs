@@ -225,6 +225,11 @@ struct State {
     rxw: RxWindow,
     /// Responder: packets were kept since the last SACK decision.
     sack_due: bool,
+    /// SQD: WQEs from this SQ slot on are not started until the QP is back in RTS; the
+    /// ones before it (posted and started before the drain) complete.
+    sqd_stop: u32,
+    /// SQD: report `IB_EVENT_SQ_DRAINED` once they have (`en_sqd_async_notify`).
+    sqd_notify: bool,
     /// Responder: ACKs owed to the requester (one per receive batch).
     acks: rc::AckCoalesce,
     /// Responder: an RNR NAK is outstanding: the requester goes back to that PSN, so
@@ -450,6 +455,8 @@ impl Qp {
                     rxw: RxWindow::new(Psn::new(0)),
                     sack_due: false,
                     acks: rc::AckCoalesce::new(ACK_EVERY),
+                    sqd_stop: 0,
+                    sqd_notify: false,
                     rnr_hold: false,
                     reorder: Reordering::new(REORDER_MAX, REORDER_DECAY),
                     kept,
@@ -652,6 +659,21 @@ impl Qp {
                     st.state = qps::ERR;
                     self.flush(&mut st);
                 }
+                qps::SQD => {
+                    // Drain: finish the WQEs already started (the one being segmented
+                    // included), start no new one.
+                    let i = st.sq_next;
+                    let started = st.slots.get(i as usize).is_some_and(|s| s.started);
+                    st.sqd_stop = if started && i != self.sq.producer() {
+                        self.sq.geom.next(i)
+                    } else {
+                        i
+                    };
+                    st.sqd_notify = m(b::ib_qp_attr_mask_IB_QP_EN_SQD_ASYNC_NOTIFY)
+                        && attr.en_sqd_async_notify != 0;
+                    st.state = qps::SQD;
+                    self.sqd_check(&mut st);
+                }
                 _ => st.state = new,
             }
         }
@@ -677,6 +699,7 @@ impl Qp {
         attr.max_rd_atomic = st.max_rd_atomic;
         attr.max_dest_rd_atomic = st.max_dest_rd_atomic;
         attr.port_num = 1;
+        attr.sq_draining = u8::from(st.state == qps::SQD && st.sq_cons != st.sqd_stop);
         let cap = || b::ib_qp_cap {
             max_send_wr: self.sq.geom.capacity(),
             max_recv_wr: self.rq.as_ref().map_or(0, |r| r.geom.capacity()),
@@ -916,6 +939,17 @@ impl Qp {
             }
         }
         self.sq.publish_consumer(st.sq_cons);
+        if st.state == qps::SQD {
+            self.sqd_check(st);
+        }
+    }
+
+    /// SQD: once every WQE started before the drain completed, reports it (once).
+    fn sqd_check(&self, st: &mut State) {
+        if st.sqd_notify && st.sq_cons == st.sqd_stop {
+            st.sqd_notify = false;
+            self.handle.sq_drained();
+        }
     }
 
     /// Moves to ERR: completes the failing WQE with `status`, then flushes.
@@ -929,7 +963,11 @@ impl Qp {
 
     /// ERR: every outstanding send and posted receive completes with WR_FLUSH_ERR.
     fn flush(&self, st: &mut State) {
-        self.in_error.store(true, Ordering::Release);
+        let first = !self.in_error.swap(true, Ordering::AcqRel);
+        if first && self.srq.is_some() {
+            // This QP takes no more receive WQEs from the SRQ.
+            self.handle.last_wqe_reached();
+        }
         let prod = self.sq.producer();
         while st.sq_cons != prod {
             let i = st.sq_cons;
@@ -980,9 +1018,9 @@ impl Qp {
         SendWqe::decode(s, self.max_send_sge as usize, self.max_inline as usize).map_err(|_| ())
     }
 
-    /// Sends as much as the window allows.
+    /// Sends as much as the window allows (in SQD only what was started before the drain).
     fn req_run(&self, st: &mut State) {
-        if st.rnr_wait || st.state != qps::RTS {
+        if st.rnr_wait || (st.state != qps::RTS && st.state != qps::SQD) {
             return;
         }
         if self.ud() {
@@ -996,7 +1034,7 @@ impl Qp {
                 break;
             }
             let i = st.sq_next;
-            if i == self.sq.producer() {
+            if i == self.sq.producer() || (st.state == qps::SQD && i == st.sqd_stop) {
                 break;
             }
             let cached = match st.cur.take() {
@@ -2657,7 +2695,8 @@ impl Qp {
 impl TimerHandler for Qp {
     fn timer_fired(&self) {
         let mut st = self.st.lock();
-        if st.state != qps::RTS {
+        // (In SQD the WQEs being drained are still retransmitted.)
+        if st.state != qps::RTS && st.state != qps::SQD {
             return;
         }
         if st.rnr_wait {

@@ -484,6 +484,18 @@ void rrxe_cq_event(struct ib_cq *cq, int event)
 		cq->event_handler(&ev, cq->cq_context);
 }
 
+void rrxe_qp_event(struct ib_qp *qp, int event)
+{
+	struct ib_event ev = {
+		.device = qp->device,
+		.element.qp = qp,
+		.event = event,
+	};
+
+	if (qp->event_handler)
+		qp->event_handler(&ev, qp->qp_context);
+}
+
 /* ---- work items ---- */
 
 void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *))

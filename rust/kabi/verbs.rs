@@ -344,6 +344,21 @@ impl QpHandle {
     pub(crate) unsafe fn new(qp: *mut b::ib_qp) -> Option<QpHandle> {
         NonNull::new(qp).map(QpHandle)
     }
+
+    /// Reports `IB_EVENT_SQ_DRAINED` to the consumer.
+    pub(crate) fn sq_drained(&self) {
+        self.event(b::ib_event_type_IB_EVENT_SQ_DRAINED);
+    }
+
+    /// Reports `IB_EVENT_QP_LAST_WQE_REACHED` (a QP on an SRQ entered the error state).
+    pub(crate) fn last_wqe_reached(&self) {
+        self.event(b::ib_event_type_IB_EVENT_QP_LAST_WQE_REACHED);
+    }
+
+    fn event(&self, event: b::ib_event_type) {
+        // SAFETY: per `new`'s contract the QP is live.
+        unsafe { b::rrxe_qp_event(self.0.as_ptr(), event as i32) }
+    }
 }
 
 /// Reads a kernel scatter list.

@@ -19,10 +19,16 @@
  *   srq-limit  (one process, no peer) two RC QPs on the same device, the receiver on an SRQ
  *           with k WQEs and its limit armed at k/2: SENDs from the other QP must raise
  *           IBV_EVENT_SRQ_LIMIT_REACHED exactly once the SRQ drops below the limit, and the
- *           limit reads back as 0 (disarmed) afterwards.
+ *           limit reads back as 0 (disarmed) afterwards; moved to ERR, the receiving QP
+ *           must report IBV_EVENT_QP_LAST_WQE_REACHED.
  *   resize   (one process, no peer) completions pending in a small CQ survive ibv_resize_cq
  *           (grow while holding 6, more land after it, all 16 come out in order); shrinking
  *           below the pending count is refused.
+ *   sqd      (one process, no peer) k SENDs of size bytes, then RTS->SQD with
+ *           en_sqd_async_notify and one more SEND: IBV_EVENT_SQ_DRAINED arrives for that
+ *           QP; the SENDs that had started by then (at least the first) have completed, in
+ *           order, and nothing else completes while in SQD; ibv_query_qp reports SQD and no
+ *           longer draining; after SQD->RTS the rest complete, in order.
  * Exit status 0 only if every check passed; the last line reports op, bytes and MB/s.
  */
 #include <poll.h>
@@ -302,6 +308,20 @@ static void qp_attr_init(struct info *me, struct ibv_qp *q)
 	me->psn = rand() & 0xffffff;
 }
 
+/* Waits up to `ms` for the next async event, which must be `type` for `element` (a QP or an
+ * SRQ); `what` names the step in the failure message. */
+static void expect_event(enum ibv_event_type type, void *element, int ms, const char *what)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	if (poll(&pfd, 1, ms) != 1 || ibv_get_async_event(ctx, &ev))
+		die("no async event %s", what);
+	void *got = type == IBV_EVENT_SRQ_LIMIT_REACHED ? (void *)ev.element.srq : (void *)ev.element.qp;
+	if (ev.event_type != type || got != element)
+		die("async event %d %s, expected %d", ev.event_type, what, type);
+	ibv_ack_async_event(&ev);
+}
+
 /* Two QPs of one device: `qp` sends, `rq` receives from an SRQ with an armed limit. */
 static int run_srq_limit(void)
 {
@@ -344,16 +364,14 @@ static int run_srq_limit(void)
 	post(IBV_WR_SEND, sent, buf + depth * 64, 8, 0, 0, 0, 0, 0);
 	poll1();
 	poll1();
-	if (poll(&pfd, 1, 5000) != 1)
-		die("no async event after the SRQ went below its limit");
-	struct ibv_async_event ev;
-	if (ibv_get_async_event(ctx, &ev))
-		die("get_async_event");
-	if (ev.event_type != IBV_EVENT_SRQ_LIMIT_REACHED || ev.element.srq != srq)
-		die("async event %d, expected SRQ_LIMIT_REACHED", ev.event_type);
-	ibv_ack_async_event(&ev);
+	expect_event(IBV_EVENT_SRQ_LIMIT_REACHED, srq, 5000, "after the SRQ went below its limit");
 	if (ibv_query_srq(srq, &at) || at.srq_limit != 0)
 		die("SRQ limit reads %u after the event, expected 0", at.srq_limit);
+	/* A QP on an SRQ that enters the error state reports its last WQE. */
+	struct ibv_qp_attr qerr = { .qp_state = IBV_QPS_ERR };
+	if (ibv_modify_qp(rq, &qerr, IBV_QP_STATE))
+		die("modify to ERR: %s", strerror(errno));
+	expect_event(IBV_EVENT_QP_LAST_WQE_REACHED, rq, 5000, "after the SRQ's QP entered ERR");
 	if (ibv_destroy_qp(rq) || ibv_destroy_srq(srq))
 		die("destroy: %s", strerror(errno));
 	printf("rrxe-verify: op=srq-limit depth=%u limit=%u ok\n", depth, depth / 2);
@@ -429,6 +447,71 @@ static int run_resize(void)
 	return 0;
 }
 
+static int pending(struct ibv_cq *c, int ms)
+{
+	struct ibv_wc wc;
+	for (int i = 0; i < ms / 10; i++) {
+		int n = ibv_poll_cq(c, 1, &wc);
+		if (n)
+			return n;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static int run_sqd(void)
+{
+	struct ibv_cq *scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp *a, *b;
+	unsigned n = depth > 16 ? 16 : depth;
+	if (!scq)
+		die("create_cq: %s", strerror(errno));
+	loop_pair(scq, &a, &b);
+	qp = b;
+	for (unsigned i = 0; i <= n; i++)
+		post_recv(i, buf + size, size);
+	qp = a;
+	for (unsigned i = 0; i < n; i++)
+		post(IBV_WR_SEND, i, buf, size, 0, 0, 0, 0, 0);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 };
+	if (ibv_modify_qp(a, &at, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY))
+		die("RTS->SQD: %s", strerror(errno));
+	/* Posting is allowed in SQD; the WQE waits. */
+	post(IBV_WR_SEND, n, buf, size, 0, 0, 0, 0, 0);
+	expect_event(IBV_EVENT_SQ_DRAINED, a, 30000, "within 30 s of RTS->SQD");
+	/* The SENDs that had started complete, in order; no other starts in SQD. */
+	unsigned k = 0;
+	struct ibv_wc wc;
+	while (ibv_poll_cq(scq, 1, &wc) == 1) {
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != k || wc.opcode != IBV_WC_SEND)
+			die("send completion %u while draining: wr_id %llu status %d", k,
+			    (unsigned long long)wc.wr_id, wc.status);
+		k++;
+	}
+	if (k == 0)
+		die("SQ_DRAINED before the SEND in progress completed");
+	if (pending(scq, 500))
+		die("a SEND started while in SQD");
+	for (unsigned i = 0; i < k; i++)
+		if (poll1().wr_id != i)
+			die("receive %u while draining", i);
+	if (pending(cq, 10))
+		die("a SEND arrived that never completed");
+	struct ibv_qp_init_attr ia;
+	if (ibv_query_qp(a, &at, IBV_QP_STATE, &ia) || at.qp_state != IBV_QPS_SQD || at.sq_draining)
+		die("query after the drain: state %d, draining %d", at.qp_state, at.sq_draining);
+	at.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(a, &at, IBV_QP_STATE))
+		die("SQD->RTS: %s", strerror(errno));
+	for (unsigned i = k; i <= n; i++)
+		if (poll_on(scq).wr_id != i || poll1().wr_id != i)
+			die("SEND %u (posted before or in SQD) did not complete in order after RTS", i);
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(scq))
+		die("destroy: %s", strerror(errno));
+	printf("rrxe-verify: op=sqd sends=%u size=%zu drained=%u ok\n", n + 1, size, k);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = NULL, *op = "write";
@@ -472,6 +555,8 @@ int main(int argc, char **argv)
 		return run_srq_limit();
 	if (!strcmp(op, "resize"))
 		return run_resize();
+	if (!strcmp(op, "sqd"))
+		return run_sqd();
 	struct info me = { .rkey = mr->rkey, .addr = (uintptr_t)buf }, peer;
 	qp_attr_init(&me, qp);
 	tcp(host);
