@@ -264,6 +264,10 @@ pub(crate) struct Qp {
     post_lock: SpinLockIrq<()>,
     /// Mirrors `state == ERR` for posters that cannot take the engine lock.
     in_error: AtomicBool,
+    /// The work item is processing a receive batch (else a packet is processed alone,
+    /// straight from the softirq, and its ACK goes out at once: there is nothing to
+    /// coalesce it with, and latency tools expect the ACK before the peer's reply).
+    rx_batching: AtomicBool,
     /// Packets the receive softirq sorted to this QP, for `send_work` to process, and
     /// whether that work is draining them.
     #[pin]
@@ -396,6 +400,7 @@ impl Qp {
                 post_lock <- new_spinlock_irq!(()),
                 rxq <- new_spinlock_bh!(RxQueue { pkts: KVec::new(), busy: false }),
                 in_error: AtomicBool::new(false),
+                rx_batching: AtomicBool::new(false),
                 sq,
                 rq,
                 srq,
@@ -2245,7 +2250,8 @@ impl Qp {
                         st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
                     }
                     // Else `rx_batch_done` sends it: one ACK for the receive batch.
-                    if st.acks.executed(ack || pkt.bth.ack_req) {
+                    let now = st.acks.executed(ack || pkt.bth.ack_req);
+                    if now || (st.acks.batch_end() && !self.rx_batching.load(Ordering::Acquire)) {
                         self.send_ack(st, psn, Syndrome::Ack(0x1f));
                     }
                 }
@@ -2737,9 +2743,11 @@ impl WorkHandler for Qp {
             if batch.is_empty() {
                 break;
             }
+            self.rx_batching.store(true, Ordering::Release);
             for skb in batch {
                 self.dev.deliver(self, skb);
             }
+            self.rx_batching.store(false, Ordering::Release);
             self.rx_batch_done();
         }
         let mut st = self.st.lock();
