@@ -31,6 +31,12 @@ pub(crate) mod qps {
     pub(crate) const RTS: u32 = 3;
     pub(crate) const SQD: u32 = 4;
     pub(crate) const ERR: u32 = 6;
+
+    /// States in which the requester sends (in SQD only what it had started) and takes
+    /// responses.
+    pub(crate) const fn sending(state: u32) -> bool {
+        matches!(state, RTS | SQD)
+    }
 }
 
 /// Largest SQ/RQ depth rrxe accepts (bounds the per-QP state it allocates).
@@ -886,7 +892,7 @@ impl Qp {
             self.dev.stats.drop_reasm_limit.inc();
             return;
         }
-        self.sack_settled_holes(&mut st);
+        let _ = self.sack_settled_holes(&mut st);
     }
 
     /// A packet beyond the expected PSN was stored: a hole now followed by `reorder`
@@ -895,10 +901,15 @@ impl Qp {
     /// packet is stored: a drop at the reassembly limit makes its PSN a hole again, and
     /// reporting on every such drop would name the same PSNs over and over; those wait
     /// for the batch's end.)
-    fn sack_settled_holes(&self, st: &mut State) {
+    /// `true` if a SACK went out.
+    fn sack_settled_holes(&self, st: &mut State) -> bool {
         let settled = st.rxw.high().sub(st.reorder.get() - 1);
-        if let Some(s) = st.rxw.sack_settled(false, settled) {
-            self.send_sack(st, s);
+        match st.rxw.sack_settled(false, settled) {
+            Some(s) => {
+                self.send_sack(st, s);
+                true
+            }
+            None => false,
         }
     }
 
@@ -1025,7 +1036,7 @@ impl Qp {
 
     /// Sends as much as the window allows (in SQD only what was started before the drain).
     fn req_run(&self, st: &mut State) {
-        if st.rnr_wait || (st.state != qps::RTS && st.state != qps::SQD) {
+        if st.rnr_wait || !qps::sending(st.state) {
             return;
         }
         if self.ud() {
@@ -1607,7 +1618,7 @@ impl Qp {
     /// An ACK, NAK or READ response arrived.
     pub(crate) fn on_response(&self, pkt: &Packet<'_>) {
         let mut st = self.st.lock();
-        if st.state != qps::RTS && st.state != qps::SQD {
+        if !qps::sending(st.state) {
             self.dev.stats.drop_state.inc();
             return;
         }
@@ -2122,7 +2133,7 @@ impl Qp {
                     self.answer_probe(st);
                 }
                 if self.place_early(st, psn, pkt) {
-                    self.sack_settled_holes(st);
+                    let _ = self.sack_settled_holes(st);
                     return None;
                 }
                 // (`keep` stores it, or drops it at the reassembly limit.)
@@ -2185,11 +2196,7 @@ impl Qp {
         let mut st = self.st.lock();
         if st.peer_sel && st.sack_due {
             st.sack_due = false;
-            // Holes followed by at least `reorder` later arrivals.
-            let settled = st.rxw.high().sub(st.reorder.get() - 1);
-            if let Some(s) = st.rxw.sack_settled(false, settled) {
-                self.send_sack(&mut st, s);
-            } else {
+            if !self.sack_settled_holes(&mut st) {
                 // Holes not yet settled are looked at again after the next batch.
                 st.sack_due = st.rxw.has_holes();
             }
@@ -2702,7 +2709,7 @@ impl TimerHandler for Qp {
     fn timer_fired(&self) {
         let mut st = self.st.lock();
         // (In SQD the WQEs being drained are still retransmitted.)
-        if st.state != qps::RTS && st.state != qps::SQD {
+        if !qps::sending(st.state) {
             return;
         }
         if st.rnr_wait {
