@@ -231,6 +231,9 @@ struct State {
     rxw: RxWindow,
     /// Responder: packets were kept since the last SACK decision.
     sack_due: bool,
+    /// Responder: a packet was dropped at the reassembly limit and the packets kept
+    /// since have not all been released: holes are reported at a batch's end only.
+    at_limit: bool,
     /// SQD: WQEs from this SQ slot on are not started until the QP is back in RTS; the
     /// ones before it (posted and started before the drain) complete.
     sqd_stop: u32,
@@ -465,6 +468,7 @@ impl Qp {
                     peer_sel: forced,
                     rxw: RxWindow::new(Psn::new(0)),
                     sack_due: false,
+                    at_limit: false,
                     acks: rc::AckCoalesce::new(ACK_EVERY),
                     sqd_stop: 0,
                     sqd_notify: false,
@@ -889,18 +893,29 @@ impl Qp {
         if !self.store_kept(&mut st, psn, Kept::Skb(skb, bytes)) {
             // Over the limit: forget it; the SACK names it and the requester resends it.
             st.rxw.forget(psn);
+            st.at_limit = true;
             self.dev.stats.drop_reasm_limit.inc();
             return;
         }
-        let _ = self.sack_settled_holes(&mut st);
+        self.sack_stored(&mut st);
     }
 
     /// A packet beyond the expected PSN was stored: a hole now followed by `reorder`
     /// later arrivals is reported at once (each hole once); waiting for the end of a long
-    /// receive batch would delay its repair by the rest of the batch. (Only after a
-    /// packet is stored: a drop at the reassembly limit makes its PSN a hole again, and
-    /// reporting on every such drop would name the same PSNs over and over; those wait
-    /// for the batch's end.)
+    /// receive batch would delay its repair by the rest of the batch.
+    ///
+    /// Not while the QP is at its reassembly limit (`at_limit`: a packet was dropped
+    /// there and the packets kept since have not all been released): a drop makes its
+    /// PSN a hole again, every later stored packet would name it again, and its
+    /// retransmission would meet the same full QP. Those holes are reported at the end
+    /// of each receive batch only.
+    fn sack_stored(&self, st: &mut State) {
+        if !st.at_limit {
+            let _ = self.sack_settled_holes(st);
+        }
+    }
+
+    /// Reports the holes followed by `reorder` later arrivals, each hole once.
     /// `true` if a SACK went out.
     fn sack_settled_holes(&self, st: &mut State) -> bool {
         let settled = st.rxw.high().sub(st.reorder.get() - 1);
@@ -2133,7 +2148,7 @@ impl Qp {
                     self.answer_probe(st);
                 }
                 if self.place_early(st, psn, pkt) {
-                    let _ = self.sack_settled_holes(st);
+                    self.sack_stored(st);
                     return None;
                 }
                 // (`keep` stores it, or drops it at the reassembly limit.)
@@ -2147,6 +2162,7 @@ impl Qp {
                 None
             }
             Arrival::Beyond | Arrival::Expected => {
+                st.at_limit = true;
                 self.dev.stats.drop_reasm_limit.inc();
                 None
             }
@@ -2194,9 +2210,21 @@ impl Qp {
     /// packet sent from another CPU can overtake a few others; a lost one stays missing).
     pub(crate) fn rx_batch_done(&self) {
         let mut st = self.st.lock();
+        if st.kept_bytes == 0 {
+            st.at_limit = false;
+        }
         if st.peer_sel && st.sack_due {
             st.sack_due = false;
-            if !self.sack_settled_holes(&mut st) {
+            if st.at_limit {
+                // Every hole from the expected PSN: the retransmissions of PSNs dropped
+                // at the limit are dropped again until the first hole is filled, and
+                // each SACK naming only those would keep the requester from probing
+                // (its timer measures silence) while its repair of the first hole may
+                // have been lost.
+                if let Some(s) = st.rxw.sack(true) {
+                    self.send_sack(&mut st, s);
+                }
+            } else if !self.sack_settled_holes(&mut st) {
                 // Holes not yet settled are looked at again after the next batch.
                 st.sack_due = st.rxw.has_holes();
             }
@@ -2242,14 +2270,14 @@ impl Qp {
         } else if pkt.info.has(f::WRITE) {
             self.recv_write(st, pkt, placed)
         } else if pkt.info.has(f::READ) {
-            self.read_request(st, pkt, true).map(|()| false)
+            self.read_request(st, pkt, true)
         } else if pkt.info.has(f::ATMETH) {
-            self.atomic_request(st, pkt).map(|()| false)
+            self.atomic_request(st, pkt)
         } else {
             Err(Syndrome::Nak(NakCode::InvalidRequest))
         };
         match r {
-            Ok(ack) => {
+            Ok(()) => {
                 st.rnr_hold = false;
                 if !pkt.info.has(f::READ) && !pkt.info.has(f::ATMETH) {
                     st.resp_psn = psn.add(1);
@@ -2257,7 +2285,7 @@ impl Qp {
                         st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
                     }
                     // Else `rx_batch_done` sends it: one ACK for the receive batch.
-                    let now = st.acks.executed(ack || pkt.bth.ack_req);
+                    let now = st.acks.executed(pkt.bth.ack_req);
                     if now || (st.acks.batch_end() && !self.rx_batching.load(Ordering::Acquire)) {
                         self.send_ack(st, psn, Syndrome::Ack(0x1f));
                     }
@@ -2374,7 +2402,7 @@ impl Qp {
         st: &mut State,
         pkt: &Packet<'_>,
         placed: Option<u32>,
-    ) -> core::result::Result<bool, Syndrome> {
+    ) -> core::result::Result<(), Syndrome> {
         if pkt.info.has(f::FIRST) {
             let wqe = self.take_recv_wqe(st)?;
             let seq = pkt.xeth().map(|x| x.wqe_seq);
@@ -2433,7 +2461,7 @@ impl Qp {
             st.recv = None;
             self.complete_recv(st, cqe, pkt.bth.se);
         }
-        Ok(false)
+        Ok(())
     }
 
     /// The MR a RETH names, after the QP's and the MR's access checks and the bounds
@@ -2463,7 +2491,7 @@ impl Qp {
         st: &mut State,
         pkt: &Packet<'_>,
         placed: Option<u32>,
-    ) -> core::result::Result<bool, Syndrome> {
+    ) -> core::result::Result<(), Syndrome> {
         let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
         if pkt.info.has(f::FIRST) {
             let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
@@ -2511,7 +2539,7 @@ impl Qp {
                 self.complete_recv(st, cqe, pkt.bth.se);
             }
         }
-        Ok(false)
+        Ok(())
     }
 
     /// Executes an atomic request and answers it; the result is kept for replays.
