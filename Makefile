@@ -11,7 +11,7 @@ REPO := $(CURDIR)
 SETUP := scripts/setup.sh
 ENV := source scripts/env.sh
 
-.PHONY: all setup kernel module host-test vm-test interop check run paths clean fmt bench
+.PHONY: all setup kernel module host-test vm-test interop check run paths clean fmt bench fuzz
 
 all: module
 
@@ -45,6 +45,12 @@ run: module
 # Not a test: rrxe, rdma_rxe and siw in one run, one boot each, one table with ratios.
 bench: module
 	@bash scripts/bench.sh
+
+# Not part of `make check`: every parser's fuzz target for FUZZ_SECONDS each (default
+# 60), with cargo-fuzz on the nightly toolchain (both installed on first use).
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 paths: setup
 	@bash scripts/paths.sh
