@@ -136,6 +136,7 @@ stats!(
     reasm_bytes,
     reasm_high,
     drop_reasm_limit,
+    sack_again,
 );
 
 /// Bytes of packets kept beyond the expected PSN, per device (all QPs).

@@ -2146,6 +2146,12 @@ impl Qp {
                 st.sack_due = true;
                 if probe {
                     self.answer_probe(st);
+                } else if pkt.bth.xflags & sel::XF_RETX != 0 && !st.at_limit {
+                    // A later retransmission overtook the repair of a reported hole.
+                    if let Some(s) = st.rxw.lost_again(psn) {
+                        self.dev.stats.sack_again.inc();
+                        self.send_sack(st, s);
+                    }
                 }
                 if self.place_early(st, psn, pkt) {
                     self.sack_stored(st);

@@ -316,6 +316,8 @@ pub struct RxWindow {
     high: Psn,
     /// Holes before this PSN were reported in a SACK.
     reported: Psn,
+    /// Holes before this PSN were reported again (see [`RxWindow::lost_again`]).
+    again: Psn,
 }
 
 impl RxWindow {
@@ -325,6 +327,7 @@ impl RxWindow {
             bits: PsnBits::new(base),
             high: base.sub(1),
             reported: base,
+            again: base,
         }
     }
 
@@ -394,6 +397,9 @@ impl RxWindow {
         if self.reported.before(next) {
             self.reported = next;
         }
+        if self.again.before(next) {
+            self.again = next;
+        }
         let kept = self.bits.get(next);
         self.bits.clear(next);
         kept
@@ -404,6 +410,36 @@ impl RxWindow {
     /// least [`REORDER`] later arrivals (a mere reordering fills itself).
     pub fn sack(&mut self, full: bool) -> Option<Sack> {
         self.sack_settled(full, self.high.add(1))
+    }
+
+    /// A retransmission of `psn` arrived (not a probe). The sender resends the PSNs of a
+    /// SACK in ascending order, after those of earlier SACKs, so a hole before `psn` that
+    /// was reported and is still missing lost its retransmission as well (or the SACK
+    /// naming it was lost). Returns an incremental SACK naming those holes, each at most
+    /// once this way; without it their repair waits for the sender's tail-loss probe.
+    /// (Reordering on the link can make such a report spurious: the sender then sends a
+    /// duplicate, which the receiver drops.)
+    pub fn lost_again(&mut self, psn: Psn) -> Option<Sack> {
+        let start = if self.again.after(self.base()) {
+            self.again
+        } else {
+            self.base()
+        };
+        let end = psn.min_before(self.reported);
+        if !start.before(end) {
+            return None;
+        }
+        let m = self.bits.clear_bits(start, end);
+        let first = m.trailing_zeros();
+        self.again = start.add(SACK_SPAN).min_before(end);
+        if first >= SACK_SPAN {
+            return None;
+        }
+        Some(Sack {
+            base: start.add(first),
+            full: false,
+            missing: m >> first,
+        })
     }
 
     /// As [`RxWindow::sack`], but an incremental SACK only names holes before `settled`:
@@ -528,6 +564,35 @@ mod tests {
         assert_eq!(w.base().get(), 3);
         assert!(!w.has_holes());
         assert_eq!(w.arrive(Psn::new(3 + RX_SPAN)), Arrival::Beyond);
+    }
+
+    #[test]
+    fn lost_again_names_reported_holes_once() {
+        let mut w = RxWindow::new(Psn::new(0xff_fff0));
+        // 0xfffff0 and 0xfffff2 lost; 0xfffff1, 0xfffff3..=0xfffffa arrive.
+        for p in [0xff_fff1, 0xff_fff3, 0xff_fff4, 0xff_fff5, 0xff_fff6] {
+            assert_eq!(w.arrive(Psn::new(p)), Arrival::Ahead);
+        }
+        // Nothing reported yet: nothing to report again.
+        assert_eq!(w.lost_again(Psn::new(0xff_fff6)), None);
+        let s = w.sack(false).unwrap();
+        assert_eq!((s.base.get(), s.missing), (0xff_fff0, 0b101));
+        // 0xfffff9 (lost later, not yet reported) and 0x5 arrive.
+        assert_eq!(w.arrive(Psn::new(0xff_fffa)), Arrival::Ahead);
+        assert_eq!(w.arrive(Psn::new(5)), Arrival::Ahead);
+        // The retransmission of 0xfffff2 arrives, that of 0xfffff0 did not: only the
+        // reported hole before it is named.
+        assert_eq!(w.arrive(Psn::new(0xff_fff2)), Arrival::Ahead);
+        let a = w.lost_again(Psn::new(0xff_fff2)).unwrap();
+        assert_eq!((a.base.get(), a.missing, a.full), (0xff_fff0, 1, false));
+        // Each hole once this way.
+        assert_eq!(w.lost_again(Psn::new(0xff_fff2)), None);
+        assert_eq!(w.lost_again(Psn::new(5)), None);
+        // Filled: the window moves on, and so does the mark.
+        assert_eq!(w.arrive(Psn::new(0xff_fff0)), Arrival::Expected);
+        while w.advance() {}
+        assert_eq!(w.base().get(), 0xff_fff7);
+        assert_eq!(w.lost_again(Psn::new(5)), None);
     }
 
     #[test]

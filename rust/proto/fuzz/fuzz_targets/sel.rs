@@ -16,9 +16,13 @@ fuzz_target!(|data: &[u8]| {
     let mut w = RxWindow::new(Psn::new(0xff_ff00));
     for c in data.chunks(2) {
         let d = u32::from(c[0]) | u32::from(*c.get(1).unwrap_or(&0)) << 8;
-        let _ = w.arrive(w.base().add(d & 0x3ff));
+        let psn = w.base().add(d & 0x3ff);
+        let _ = w.arrive(psn);
         if d & 0x8000 != 0 {
             while w.advance() {}
+        }
+        if d & 0x2000 != 0 {
+            let _ = w.lost_again(psn);
         }
         let _ = w.sack(d & 0x4000 != 0);
     }
