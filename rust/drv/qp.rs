@@ -76,6 +76,17 @@ const REORDER_MAX: u32 = 48;
 const RD_REORDER_MAX: u32 = 256;
 /// Confirmed reports needed to lower a reordering threshold by one.
 const REORDER_DECAY: u32 = 8;
+/// Which missing READ response PSNs [`Qp::rerequest`] asks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// Those not asked for since they went missing.
+    New,
+    /// Every missing one (a probe, a lost request).
+    Missing,
+    /// Only those asked for already (their answer was lost too).
+    Asked,
+}
+
 /// The responder acknowledges once per receive batch, but no later than after this many
 /// requests (a quarter of the requester's window, so a long batch never stalls it).
 const ACK_EVERY: u32 = rc::MAX_UNACKED_PSNS / 4;
@@ -215,6 +226,9 @@ struct State {
     rd_bits: PsnBits<64>,
     /// Requester: READ response PSNs asked for again since they went missing.
     rd_asked: PsnBits<64>,
+    /// Requester: missing READ responses before this PSN were asked for a second time
+    /// because a later resent response overtook theirs.
+    rd_again: Psn,
     /// Requester: PSNs resent for an incremental SACK since the last probe (a full SACK
     /// does not resend them again at once: they are likely still on their way).
     retx_bits: PsnBits<4>,
@@ -461,6 +475,7 @@ impl Qp {
                     probes: 0,
                     rd_bits: PsnBits::new(Psn::new(0)),
                     rd_asked: PsnBits::new(Psn::new(0)),
+                    rd_again: Psn::new(0),
                     retx_bits: PsnBits::new(Psn::new(0)),
                     rd_high: Psn::new(0),
                     rd_reorder: Reordering::new(RD_REORDER_MAX, REORDER_DECAY),
@@ -655,6 +670,7 @@ impl Qp {
             st.comp_psn = st.req_psn;
             st.rd_bits = PsnBits::new(st.comp_psn);
             st.rd_asked = PsnBits::new(st.comp_psn);
+            st.rd_again = st.comp_psn;
             st.retx_bits = PsnBits::new(st.comp_psn);
             st.rd_high = st.comp_psn;
             st.acked = st.comp_psn;
@@ -1464,7 +1480,7 @@ impl Qp {
             // The request was lost: ask for everything still missing.
             if psn == s.first_psn {
                 let end = s.last_psn.add(1);
-                self.rerequest(st, psn, end, true);
+                self.rerequest(st, psn, end, Ask::Missing);
             }
             return;
         }
@@ -1927,12 +1943,29 @@ impl Qp {
         let (comp, first) = (st.comp_psn, s.first_psn);
         let same_from = if first.before(comp) { comp } else { first };
         if same_from.before(psn) {
-            self.rerequest(st, same_from, psn, false);
+            // A resent response overtook the resent responses asked for before it in this
+            // READ (asked in PSN order, answered in order): those were lost again, or their
+            // request was. Ask once more, each PSN once this way (after that, the probe).
+            // Before asking for the holes this response reveals, which are new.
+            if pkt.bth.xflags & sel::XF_RETX != 0 {
+                let from = if st.rd_again.after(same_from) {
+                    st.rd_again
+                } else {
+                    same_from
+                };
+                if from.before(psn) {
+                    if self.rerequest(st, from, psn, Ask::Asked) > 0 {
+                        self.dev.stats.sack_again.inc();
+                    }
+                    st.rd_again = psn;
+                }
+            }
+            self.rerequest(st, same_from, psn, Ask::New);
         }
         let lim = psn.sub(st.rd_reorder.get() - 1);
         let lim = if lim.before(first) { lim } else { first };
         if comp.before(lim) {
-            self.rerequest(st, comp, lim, false);
+            self.rerequest(st, comp, lim, Ask::New);
         }
     }
 
@@ -1982,13 +2015,22 @@ impl Qp {
         }
     }
 
-    /// Requests again the READ response PSNs missing in `[from, to)`: one READ request
-    /// per contiguous hole, at the hole's PSN and offset.
-    fn rerequest(&self, st: &mut State, from: Psn, to: Psn, again: bool) {
+    /// Requests again the READ response PSNs missing in `[from, to)` that `ask` selects:
+    /// one READ request per contiguous hole, at the hole's PSN and offset. Returns the
+    /// number of requests sent.
+    fn rerequest(&self, st: &mut State, from: Psn, to: Psn, ask: Ask) -> u32 {
         st.rd_asked.advance_to(st.comp_psn);
         let mut p = from;
         let mut budget = 4096u32;
-        let skip = |st: &State, p: Psn| st.rd_bits.get(p) || (!again && st.rd_asked.get(p));
+        let mut sent = 0;
+        let skip = |st: &State, p: Psn| {
+            st.rd_bits.get(p)
+                || match ask {
+                    Ask::New => st.rd_asked.get(p),
+                    Ask::Missing => false,
+                    Ask::Asked => !st.rd_asked.get(p),
+                }
+        };
         while p.before(to) && budget > 0 {
             budget -= 1;
             if skip(st, p) {
@@ -2012,8 +2054,10 @@ impl Qp {
             // A request, like a NAK, carries no data: the responses it brings are counted
             // by the responder, which sends them again (unless it never saw the original).
             self.dev.stats.rd_rereq.inc();
+            sent += 1;
             p = end;
         }
+        sent
     }
 
     /// Sends a READ request for `n` response PSNs of READ slot `i` starting at `psn`.
@@ -2725,7 +2769,7 @@ impl Qp {
             _ => edge,
         };
         if from.before(to) {
-            self.rerequest(st, from, to, true);
+            self.rerequest(st, from, to, Ask::Missing);
         }
         match self.read_slot_of(st, last) {
             // The last request is a READ: probe with a request for its last response,
