@@ -1941,18 +1941,14 @@ impl Qp {
         // bursts another CPU may still be delivering) wait for `rd_reorder` later
         // responses.
         let (comp, first) = (st.comp_psn, s.first_psn);
-        let same_from = if first.before(comp) { comp } else { first };
+        let same_from = first.later(comp);
         if same_from.before(psn) {
             // A resent response overtook the resent responses asked for before it in this
             // READ (asked in PSN order, answered in order): those were lost again, or their
             // request was. Ask once more, each PSN once this way (after that, the probe).
             // Before asking for the holes this response reveals, which are new.
             if pkt.bth.xflags & sel::XF_RETX != 0 {
-                let from = if st.rd_again.after(same_from) {
-                    st.rd_again
-                } else {
-                    same_from
-                };
+                let from = st.rd_again.later(same_from);
                 if from.before(psn) {
                     if self.rerequest(st, from, psn, Ask::Asked) > 0 {
                         self.dev.stats.sack_again.inc();

@@ -55,6 +55,26 @@ impl Psn {
         self.diff(other) > 0
     }
 
+    /// The earlier of `self` and `other` (serial order).
+    #[inline]
+    pub const fn earlier(self, other: Psn) -> Psn {
+        if self.before(other) {
+            self
+        } else {
+            other
+        }
+    }
+
+    /// The later of `self` and `other` (serial order).
+    #[inline]
+    pub const fn later(self, other: Psn) -> Psn {
+        if self.after(other) {
+            self
+        } else {
+            other
+        }
+    }
+
     /// `self` lies in the half-open window `[start, start + len)`.
     #[inline]
     pub const fn in_window(self, start: Psn, len: u32) -> bool {
@@ -79,6 +99,13 @@ mod tests {
         assert_eq!(Psn::new(0x0080_0000).diff(Psn::new(0)), -0x0080_0000);
         assert!(Psn::new(1).in_window(Psn::new(PSN_MASK), 3));
         assert!(!Psn::new(2).in_window(Psn::new(PSN_MASK), 3));
+        // Serial order across the wrap, not numeric order.
+        let (lo, hi) = (Psn::new(PSN_MASK - 1), Psn::new(1));
+        assert_eq!(lo.later(hi), hi);
+        assert_eq!(hi.later(lo), hi);
+        assert_eq!(lo.earlier(hi), lo);
+        assert_eq!(hi.earlier(lo), lo);
+        assert_eq!(hi.later(hi), hi);
     }
 
     proptest! {

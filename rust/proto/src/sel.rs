@@ -420,18 +420,14 @@ impl RxWindow {
     /// (Reordering on the link can make such a report spurious: the sender then sends a
     /// duplicate, which the receiver drops.)
     pub fn lost_again(&mut self, psn: Psn) -> Option<Sack> {
-        let start = if self.again.after(self.base()) {
-            self.again
-        } else {
-            self.base()
-        };
-        let end = psn.min_before(self.reported);
+        let start = self.again.later(self.base());
+        let end = psn.earlier(self.reported);
         if !start.before(end) {
             return None;
         }
         let m = self.bits.clear_bits(start, end);
         let first = m.trailing_zeros();
-        self.again = start.add(SACK_SPAN).min_before(end);
+        self.again = start.add(SACK_SPAN).earlier(end);
         if first >= SACK_SPAN {
             return None;
         }
@@ -449,12 +445,8 @@ impl RxWindow {
         let (start, end) = if full {
             (self.base(), self.high)
         } else {
-            let lim = self.high.sub(REORDER - 1).min_before(settled);
-            let start = if self.reported.after(self.base()) {
-                self.reported
-            } else {
-                self.base()
-            };
+            let lim = self.high.sub(REORDER - 1).earlier(settled);
+            let start = self.reported.later(self.base());
             (start, lim)
         };
         if !start.before(end) {
@@ -465,7 +457,7 @@ impl RxWindow {
         let first = m.trailing_zeros();
         if first >= SACK_SPAN {
             if !full {
-                self.reported = start.add(SACK_SPAN).min_before(end);
+                self.reported = start.add(SACK_SPAN).earlier(end);
             }
             return None;
         }
@@ -473,7 +465,7 @@ impl RxWindow {
         let missing = m >> first;
         if !full {
             // Everything up to the last PSN this SACK describes is now reported.
-            let covered = start.add(SACK_SPAN).min_before(end);
+            let covered = start.add(SACK_SPAN).earlier(end);
             self.reported = covered;
         }
         Some(Sack {
@@ -481,17 +473,6 @@ impl RxWindow {
             full,
             missing,
         })
-    }
-}
-
-impl Psn {
-    /// The earlier of `self` and `other`.
-    const fn min_before(self, other: Psn) -> Psn {
-        if self.before(other) {
-            self
-        } else {
-            other
-        }
     }
 }
 
