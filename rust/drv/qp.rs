@@ -20,7 +20,7 @@ use crate::proto::rc::{self, Kind};
 use crate::proto::sel::{self, Arrival, PsnBits, Reordering, RxWindow, Sack, Xeth, RX_SPAN};
 use crate::proto::uapi::{self, send_flags, wc_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -291,6 +291,10 @@ pub(crate) struct Qp {
     /// straight from the softirq, and its ACK goes out at once: there is nothing to
     /// coalesce it with, and latency tools expect the ACK before the peer's reply).
     rx_batching: AtomicBool,
+    /// Requester runs in progress under `st` (the work item, a doorbell). While one runs,
+    /// the receive softirq and further doorbells hand their work to `send_work` instead
+    /// of spinning on `st` behind it, on another CPU, for up to a window of packets.
+    engines: AtomicU32,
     /// Packets the receive softirq sorted to this QP, for `send_work` to process, and
     /// whether that work is draining them.
     #[pin]
@@ -424,6 +428,7 @@ impl Qp {
                 rxq <- new_spinlock_bh!(RxQueue { pkts: KVec::new(), busy: false }),
                 in_error: AtomicBool::new(false),
                 rx_batching: AtomicBool::new(false),
+                engines: AtomicU32::new(0),
                 sq,
                 rq,
                 srq,
@@ -535,7 +540,7 @@ impl Qp {
     /// packet (counted; the peer retransmits).
     pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize) {
         let mut q = self.rxq.lock();
-        if len <= RX_INLINE_MAX && q.pkts.is_empty() && !q.busy {
+        if len <= RX_INLINE_MAX && q.pkts.is_empty() && !q.busy && !self.engine_busy() {
             drop(q);
             self.dev.deliver(self, skb);
             self.rx_batch_done();
@@ -757,7 +762,14 @@ impl Qp {
             self.send_work.queue();
             return Ok(());
         }
+        if self.engine_busy() {
+            // The running engine sends this request too: the work item runs again.
+            self.send_work.queue();
+            return Ok(());
+        }
         let mut st = self.st.lock();
+        // (Declared after the guard: ends before the unlock runs pending softirqs.)
+        let _e = self.engine();
         match st.state {
             qps::RTS | qps::SQD => {
                 self.req_run(&mut st);
@@ -2812,6 +2824,27 @@ impl TimerHandler for Qp {
     }
 }
 
+/// An engine run in progress (see `Qp::engines`); ends when dropped.
+struct EngineRun<'a>(&'a AtomicU32);
+
+impl Drop for EngineRun<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+impl Qp {
+    fn engine(&self) -> EngineRun<'_> {
+        self.engines.fetch_add(1, Ordering::Acquire);
+        EngineRun(&self.engines)
+    }
+
+    /// Another context is running the engine (a hint: it may end at any moment).
+    fn engine_busy(&self) -> bool {
+        self.engines.load(Ordering::Acquire) != 0
+    }
+}
+
 impl WorkHandler for Qp {
     fn work_run(&self) {
         // Received packets first (ACKs open the window for the requester below).
@@ -2832,6 +2865,7 @@ impl WorkHandler for Qp {
             self.rx_batch_done();
         }
         let mut st = self.st.lock();
+        let _e = self.engine();
         if st.state == qps::ERR {
             self.flush(&mut st);
         } else {
