@@ -31,34 +31,39 @@ siw)
 esac
 [ "$prov" = rxe ] || modprobe rdma_ucm 2>/dev/null
 reps=${RRXE_BENCH_REPS:-3}
+# once <tool> <args...>: one client/server run; prints the result (MB/s, or us for
+# latency tools), nothing if it failed.
+once() {
+	local tool=$1 srv v
+	shift
+	ip netns exec ns1 timeout 120 "$tool" -d $d1 -F $opt "$@" >/tmp/b.srv 2>&1 &
+	srv=$!
+	if [ "$prov" = siw ]; then
+		sleep 3 # rdma_cm listens without a TCP socket ss could see
+	else
+		wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
+	fi
+	ip netns exec ns0 timeout 120 "$tool" -d $d0 -F $opt "$@" "$IP1" >/tmp/b.cli 2>&1
+	wait $srv
+	case $tool in
+	*_lat) v=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $5; exit }' /tmp/b.cli) ;;
+	*) v=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $4; exit }' /tmp/b.cli) ;;
+	esac
+	[ -n "$v" ] || tail -5 /tmp/b.cli >&2
+	echo "$v"
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
 # run <metric> <tool> <args...>: the median of $reps runs (boot-to-boot and run-to-run
 # noise under TCG is tens of percent); FAIL if any run fails.
 run() {
-	local metric=$1 tool=$2 vals="" failed=0 i v
-	shift 2
+	local metric=$1 vals="" failed=0 i v
+	shift
 	for ((i = 0; i < reps; i++)); do
-		ip netns exec ns1 timeout 120 "$tool" -d $d1 -F $opt "$@" >/tmp/b.srv 2>&1 &
-		local srv=$!
-		if [ "$prov" = siw ]; then
-			sleep 3 # rdma_cm listens without a TCP socket ss could see
-		else
-			wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
-		fi
-		ip netns exec ns0 timeout 120 "$tool" -d $d0 -F $opt "$@" "$IP1" >/tmp/b.cli 2>&1
-		wait $srv
-		case $tool in
-		*_lat) v=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $5; exit }' /tmp/b.cli) ;;
-		*) v=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $4; exit }' /tmp/b.cli) ;;
-		esac
-		if [ -n "$v" ]; then
-			vals="$vals $v"
-		else
-			failed=1
-			tail -5 /tmp/b.cli
-		fi
+		v=$(once "$@")
+		if [ -n "$v" ]; then vals="$vals $v"; else failed=1; fi
 	done
 	[ -z "$vals" ] || echo "${metric}_runs $(echo $vals | tr ' ' ',')" >>"$out"
-	v=$(printf '%s\n' $vals | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }')
+	v=$(median $vals)
 	[ $failed = 0 ] || v=""
 	echo "$metric ${v:-FAIL}" | tee -a "$out"
 }
@@ -67,30 +72,51 @@ run write_bw_64k_4qp ib_write_bw -s 65536 -D "$dur" -q 4
 run read_bw_64k ib_read_bw -s 65536 -D "$dur"
 run send_bw_4k ib_send_bw -s 4096 -D "$dur"
 run write_lat_8b ib_write_lat -s 8 -n 2000
-# Loss rows: netem drops <pct> of the packets in both directions. For rrxe the packets it
-# resent (selective retransmissions, READ re-requests, probes) per packet netem dropped.
+# Loss rows: netem drops <pct> of the packets in both directions. Each lossy run follows
+# a lossless run of the same tool, and the share of lossless bandwidth is the median of
+# those pairs' ratios: the host's speed drifts by tens of percent over a boot, so dividing
+# by the lossless rows measured minutes earlier mixes that drift into the share.
+# For rrxe also the packets it resent (selective retransmissions, READ re-requests,
+# probes) per packet netem dropped, over the lossy runs.
 dropped() {
 	local a b
 	a=$(in0 tc -s qdisc show dev va | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
 	b=$(in1 tc -s qdisc show dev vb | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
 	echo $(( ${a:-0} + ${b:-0} ))
 }
-resent() { [ "$prov" = rrxe ] && echo $(( $(counter rrxe0 retx_packets) + $(counter rrxe1 retx_packets) )); }
+resent() { echo $(( $(counter ${d0} retx_packets) + $(counter ${d1} retx_packets) )); }
 modprobe sch_netem
 # (Loss rows compare the RoCE providers; siw runs over TCP, which has its own recovery.)
 [ "$prov" = siw ] || for pct in 0.1 1 5; do
 	for op in write read; do
-		# A fresh qdisc per row: its drop count is this row's.
-		in0 tc qdisc replace dev va root netem loss "$pct%"
-		in1 tc qdisc replace dev vb root netem loss "$pct%"
-		r0=$(resent)
-		run "${op}_bw_64k_loss_$pct" "ib_${op}_bw" -s 65536 -D "$dur"
-		lost=$(dropped)
+		vals="" shares="" failed=0 lost=0 res=0
+		for ((i = 0; i < reps; i++)); do
+			base=$(once "ib_${op}_bw" -s 65536 -D "$dur")
+			# A fresh qdisc per run: its drop count is this run's.
+			in0 tc qdisc replace dev va root netem loss "$pct%"
+			in1 tc qdisc replace dev vb root netem loss "$pct%"
+			[ "$prov" = rrxe ] && r0=$(resent)
+			v=$(once "ib_${op}_bw" -s 65536 -D "$dur")
+			lost=$((lost + $(dropped)))
+			[ "$prov" = rrxe ] && res=$((res + $(resent) - r0))
+			in0 tc qdisc del dev va root
+			in1 tc qdisc del dev vb root
+			if [ -z "$v" ] || [ -z "$base" ]; then
+				failed=1
+				continue
+			fi
+			vals="$vals $v"
+			shares="$shares $(python3 -c "print(round(100 * $v / $base))")"
+		done
+		echo "${op}_bw_64k_loss_${pct}_runs $(echo $vals | tr ' ' ',')" >>"$out"
+		echo "${op}_share_${pct}_runs $(echo $shares | tr ' ' ',')" >>"$out"
+		v=$(median $vals) sh=$(median $shares)
+		[ $failed = 0 ] || v="" sh=""
+		echo "${op}_bw_64k_loss_$pct ${v:-FAIL}" | tee -a "$out"
+		echo "${op}_share_$pct ${sh:-FAIL}" | tee -a "$out"
 		if [ "$prov" = rrxe ] && [ "$lost" -gt 0 ]; then
-			echo "${op}_resent_per_lost_$pct $(python3 -c "print(round(($(resent) - $r0) / $lost, 2))")" | tee -a "$out"
+			echo "${op}_resent_per_lost_$pct $(python3 -c "print(round($res / $lost, 2))")" | tee -a "$out"
 		fi
-		in0 tc qdisc del dev va root
-		in1 tc qdisc del dev vb root
 	done
 done
 ip netns exec ns1 iperf3 -s -1 >/dev/null 2>&1 &
