@@ -230,7 +230,7 @@ impl UdpRx for Rrxe {
         };
         let len = udp_payload.len();
         let bth = match packet::parse(udp_payload) {
-            Ok(p) => (p.bth.dqpn, p.info.has(f::CNP), p.info.has(f::REQ)),
+            Ok(p) => (p.bth.dqpn, p.info.has(f::CNP)),
             Err(ParseError::UnknownOpcode(_)) => {
                 shared.stats.drop_opcode.inc();
                 return;
@@ -262,6 +262,6 @@ impl UdpRx for Rrxe {
             }
             return;
         };
-        qp.queue_rx(skb, len, bth.2);
+        qp.queue_rx(skb, len);
     }
 }

@@ -534,14 +534,13 @@ impl Qp {
         self.dev.free_qpn(self.qpn);
     }
 
-    /// Receive softirq: a request, or a small response (ACK), arriving while nothing is
+    /// Receive softirq: a small packet (ACK, short message) arriving while nothing is
     /// queued is processed at once (latency); anything else goes to this QP's work item,
-    /// so that copying a stream of READ responses runs on whichever CPU is free. A full
-    /// queue drops the packet (counted; the peer retransmits).
-    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize, request: bool) {
+    /// so that copying payloads runs on whichever CPU is free. A full queue drops the
+    /// packet (counted; the peer retransmits).
+    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize) {
         let mut q = self.rxq.lock();
-        let inline = request || len <= RX_INLINE_MAX;
-        if inline && q.pkts.is_empty() && !q.busy && !self.engine_busy() {
+        if len <= RX_INLINE_MAX && q.pkts.is_empty() && !q.busy && !self.engine_busy() {
             drop(q);
             self.dev.deliver(self, skb);
             self.rx_batch_done();
