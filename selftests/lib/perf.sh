@@ -53,6 +53,16 @@ once() {
 	echo "$v"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
+# report <metric> <failed> <values...>: records the single runs and prints the median,
+# FAIL if any run failed.
+report() {
+	local metric=$1 failed=$2 v
+	shift 2
+	[ $# = 0 ] || echo "${metric}_runs $(echo "$@" | tr ' ' ',')" >>"$out"
+	v=$(median "$@")
+	[ "$failed" = 0 ] || v=""
+	echo "$metric ${v:-FAIL}" | tee -a "$out"
+}
 # run <metric> <tool> <args...>: the median of $reps runs (boot-to-boot and run-to-run
 # noise under TCG is tens of percent); FAIL if any run fails.
 run() {
@@ -62,10 +72,7 @@ run() {
 		v=$(once "$@")
 		if [ -n "$v" ]; then vals="$vals $v"; else failed=1; fi
 	done
-	[ -z "$vals" ] || echo "${metric}_runs $(echo $vals | tr ' ' ',')" >>"$out"
-	v=$(median $vals)
-	[ $failed = 0 ] || v=""
-	echo "$metric ${v:-FAIL}" | tee -a "$out"
+	report "$metric" $failed $vals
 }
 run write_bw_64k_1qp ib_write_bw -s 65536 -D "$dur"
 run write_bw_64k_4qp ib_write_bw -s 65536 -D "$dur" -q 4
@@ -108,12 +115,8 @@ modprobe sch_netem
 			vals="$vals $v"
 			shares="$shares $(python3 -c "print(round(100 * $v / $base))")"
 		done
-		echo "${op}_bw_64k_loss_${pct}_runs $(echo $vals | tr ' ' ',')" >>"$out"
-		echo "${op}_share_${pct}_runs $(echo $shares | tr ' ' ',')" >>"$out"
-		v=$(median $vals) sh=$(median $shares)
-		[ $failed = 0 ] || v="" sh=""
-		echo "${op}_bw_64k_loss_$pct ${v:-FAIL}" | tee -a "$out"
-		echo "${op}_share_$pct ${sh:-FAIL}" | tee -a "$out"
+		report "${op}_bw_64k_loss_$pct" $failed $vals
+		report "${op}_share_$pct" $failed $shares
 		if [ "$prov" = rrxe ] && [ "$lost" -gt 0 ]; then
 			echo "${op}_resent_per_lost_$pct $(python3 -c "print(round($res / $lost, 2))")" | tee -a "$out"
 		fi
