@@ -10,7 +10,7 @@ for p in rrxe rxe siw; do
 	echo "== bench: $p" >&2
 	RRXE_PROVIDER=$p RRXE_KEEP_OUT="$res/$p" bash "$here/selftests/lib/bench.sh" perf >"$res/$p.log" 2>&1 ||
 		echo "bench: the $p run reported a problem (see below)" >&2
-	grep -E '^[a-z0-9_]+ ' "$res/$p/perf.txt" >&2 2>/dev/null || tail -20 "$res/$p.log" >&2
+	grep -E '^[a-z0-9_.]+ ' "$res/$p/perf.txt" >&2 2>/dev/null || tail -20 "$res/$p.log" >&2
 done
 python3 - "$res" <<'PY'
 import os, sys

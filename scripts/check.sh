@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make check`: host tests of the protocol core, then the module, every VM selftest and
-# the two-VM interoperability run against rdma_rxe.
+# `make check`: host tests of the protocol core, the reStructuredText check of
+# Documentation/, then the module, every VM selftest and the two-VM interoperability
+# run against rdma_rxe.
 # Prints each part's results, then one combined line "N passed, N failed, N skipped".
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +18,15 @@ read -r hp hf hs < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) {
 	END { printf "%d %d %d\n", p, f, s }' "$host_log")
 rm -f "$host_log"
 [ "$host_rc" = 0 ] || [ "$hf" -gt 0 ] || hf=1
+
+echo "== documentation (reStructuredText, docutils)"
+# (Debian's python3: setup.sh installs python3-docutils for it.)
+doc_log=$(mktemp)
+/usr/bin/python3 scripts/rstcheck.py Documentation/rrxe/*.rst | tee "$doc_log"
+read -r dp df < <(tail -1 "$doc_log" | awk '/passed,/ { gsub(",", ""); print $1, $3 }')
+rm -f "$doc_log"
+[ -n "${dp:-}" ] || { dp=0 df=1; }
+hp=$((hp + dp)) hf=$((hf + df))
 
 echo "== module"
 vp=0 vf=0 vs=0
