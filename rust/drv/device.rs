@@ -694,8 +694,11 @@ impl IbDriver for Rrxe {
         handle: SrqHandle,
         udata: Option<&Udata>,
     ) -> Result<Arc<Srq>> {
-        let udata = udata.ok_or(EOPNOTSUPP)?;
         Srq::new(pd.id, attr, handle, udata)
+    }
+
+    fn post_srq_recv_kernel(srq: &Arc<Srq>, wqe: &RecvWqe) -> Result {
+        srq.post_kernel(wqe)
     }
 
     fn modify_srq(srq: &Arc<Srq>, attr: &b::ib_srq_attr, mask: u32) -> Result {

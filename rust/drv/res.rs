@@ -4,7 +4,7 @@
 
 use super::net::Path;
 use super::qp::MAX_QP_WR;
-use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
+use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
 use crate::kabi::mem::{KernelVa, Umem, UserBuf};
 use crate::kabi::verbs::{CqHandle, Mmap, SrqHandle, Udata};
 use crate::proto::uapi::{self, Cqe, RecvWqe, RingGeom, CONSUMER_OFF, CQE_SLOT, PRODUCER_OFF};
@@ -396,8 +396,13 @@ pub(crate) struct Srq {
     rq: Ring,
     max_sge: u32,
     handle: SrqHandle,
+    /// A kernel consumer's SRQ (posted through `post_srq_recv`, not mapped).
+    kernel: bool,
     #[pin]
     st: SpinLockBh<SrqState>,
+    /// Serializes kernel consumers' posts (any context, interrupts maybe disabled).
+    #[pin]
+    post_lock: SpinLockIrq<()>,
 }
 
 /// `IB_SRQ_MAX_WR` and `IB_SRQ_LIMIT`.
@@ -409,20 +414,25 @@ impl Srq {
         pd: usize,
         attr: &mut crate::sys::ib_srq_attr,
         handle: SrqHandle,
-        udata: &Udata,
+        udata: Option<&Udata>,
     ) -> Result<Arc<Srq>> {
         // librxe's response: mmap info, then the SRQ number and a reserved word.
-        if udata.out_len() < 24 || attr.max_sge as usize > uapi::MAX_SGE || attr.max_wr == 0 {
+        if udata.is_some_and(|u| u.out_len() < 24)
+            || attr.max_sge as usize > uapi::MAX_SGE
+            || attr.max_wr == 0
+        {
             return Err(EINVAL);
         }
         let max_sge = attr.max_sge.max(1);
-        let (rq, mi) = Ring::new(attr.max_wr, uapi::rq_elem(max_sge), Some(udata))?;
+        let (rq, mi) = Ring::new(attr.max_wr, uapi::rq_elem(max_sge), udata)?;
         if attr.srq_limit > rq.geom.capacity() {
             return Err(EINVAL);
         }
-        let mut resp = [0u8; 24];
-        resp[..16].copy_from_slice(&mi);
-        udata.respond(&resp)?;
+        if let Some(u) = udata {
+            let mut resp = [0u8; 24];
+            resp[..16].copy_from_slice(&mi);
+            u.respond(&resp)?;
+        }
         attr.max_wr = rq.geom.capacity();
         attr.max_sge = max_sge;
         let limit = attr.srq_limit;
@@ -432,7 +442,9 @@ impl Srq {
                 rq,
                 max_sge,
                 handle,
+                kernel: udata.is_none(),
                 st <- new_spinlock_bh!(SrqState { cons: 0, limit }),
+                post_lock <- new_spinlock_irq!(()),
             }),
             GFP_KERNEL,
         )
@@ -463,6 +475,18 @@ impl Srq {
             self.handle.limit_reached();
         }
         Some(wqe)
+    }
+
+    /// A kernel consumer posts a receive work request.
+    pub(crate) fn post_kernel(&self, w: &RecvWqe) -> Result {
+        if !self.kernel {
+            return Err(EINVAL);
+        }
+        if w.num > self.max_sge as usize {
+            return Err(EINVAL);
+        }
+        let _g = self.post_lock.lock();
+        self.rq.push(|s| w.encode(s).map_err(|_| EINVAL))
     }
 
     pub(crate) fn modify(&self, attr: &crate::sys::ib_srq_attr, mask: u32) -> Result {

@@ -139,6 +139,8 @@ pub(crate) trait IbDriver: Sized + 'static {
         handle: SrqHandle,
         udata: Option<&Udata>,
     ) -> Result<Arc<Self::Srq>>;
+    /// Posts one receive work request of a kernel consumer to an SRQ.
+    fn post_srq_recv_kernel(srq: &Arc<Self::Srq>, wqe: &RecvWqe) -> Result;
     /// Modifies an SRQ (`IB_SRQ_LIMIT`; resizing is not supported).
     fn modify_srq(srq: &Arc<Self::Srq>, attr: &b::ib_srq_attr, mask: u32) -> Result;
     /// Queries an SRQ.
@@ -736,20 +738,21 @@ unsafe extern "C" fn post_send<T: IbDriver>(
     }
 }
 
-unsafe extern "C" fn post_recv<T: IbDriver>(
-    qp: *mut b::ib_qp,
+/// Posts a consumer's receive request list one request at a time with `post`; on a
+/// failure points `bad` at the failing request and returns its errno.
+///
+/// # Safety
+///
+/// `wr` is null or a valid `ib_recv_wr` list; `bad` is null or writable.
+unsafe fn post_recv_list(
     wr: *const b::ib_recv_wr,
     bad: *mut *const b::ib_recv_wr,
+    post: impl Fn(&RecvWqe) -> Result,
 ) -> c_int {
-    // SAFETY: live QP of ours.
-    let shell = unsafe { QpShell::<T>::from_raw(qp) };
-    let Some(q) = shell.data() else {
-        return EINVAL.to_errno();
-    };
     let mut cur = wr;
     while !cur.is_null() {
-        // SAFETY: ib_core hands us the consumer's valid request list.
-        let r = unsafe { kernel_recv_wr(cur) }.and_then(|w| T::post_recv_kernel(q, &w));
+        // SAFETY: the caller's valid request list.
+        let r = unsafe { kernel_recv_wr(cur) }.and_then(|w| post(&w));
         if let Err(e) = r {
             if !bad.is_null() {
                 // SAFETY: the caller's out pointer.
@@ -761,6 +764,34 @@ unsafe extern "C" fn post_recv<T: IbDriver>(
         cur = unsafe { (*cur).next };
     }
     0
+}
+
+unsafe extern "C" fn post_recv<T: IbDriver>(
+    qp: *mut b::ib_qp,
+    wr: *const b::ib_recv_wr,
+    bad: *mut *const b::ib_recv_wr,
+) -> c_int {
+    // SAFETY: live QP of ours.
+    let shell = unsafe { QpShell::<T>::from_raw(qp) };
+    let Some(q) = shell.data() else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: ib_core hands us the consumer's valid request list and out pointer.
+    unsafe { post_recv_list(wr, bad, |w| T::post_recv_kernel(q, w)) }
+}
+
+unsafe extern "C" fn post_srq_recv<T: IbDriver>(
+    srq: *mut b::ib_srq,
+    wr: *const b::ib_recv_wr,
+    bad: *mut *const b::ib_recv_wr,
+) -> c_int {
+    // SAFETY: live SRQ of ours.
+    let shell = unsafe { SrqShell::<T>::from_raw(srq) };
+    let Some(q) = shell.data() else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: ib_core hands us the consumer's valid request list and out pointer.
+    unsafe { post_recv_list(wr, bad, |w| T::post_srq_recv_kernel(q, w)) }
 }
 
 unsafe extern "C" fn poll_cq<T: IbDriver>(cq: *mut b::ib_cq, n: c_int, wc: *mut b::ib_wc) -> c_int {
@@ -1037,6 +1068,7 @@ impl<T: IbDriver> Ops<T> {
         modify_srq: Some(modify_srq::<T>),
         query_srq: Some(query_srq::<T>),
         destroy_srq: Some(destroy_srq::<T>),
+        post_srq_recv: Some(post_srq_recv::<T>),
         size_ib_srq: size_of::<SrqShell<T>>(),
         alloc_hw_port_stats: Some(alloc_hw_port_stats::<T>),
         get_hw_stats: Some(get_hw_stats::<T>),

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rrxe_ktest: the kernel-consumer verbs of an rrxe device, driven the way an in-kernel
+ * ULP drives them (selftests/kverbs.sh loads it; never part of rrxe.ko).
+ *
+ * On load it finds the device named by the "dev" parameter, connects two RC QPs of one
+ * PD on that device to each other (kernel QPs, CQ polled from a workqueue, one QP
+ * receiving from its own RQ and the other from a kernel SRQ), moves data both ways and
+ * checks it, and prints one KTAP line per case to the kernel log. The load succeeds
+ * only if every case passed; the script reads the lines from dmesg.
+ */
+#include <linux/completion.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+static char *dev = "rrxe0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "name of the rrxe device to test");
+
+#define KT "rrxe_ktest: "
+#define BUF_LEN 8192
+#define WAIT (5 * HZ)
+
+struct op {
+	struct ib_cqe cqe;
+	struct completion done;
+	struct ib_wc wc;
+};
+
+struct kt {
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_srq *srq;
+	struct ib_qp *a, *b;
+	u8 *buf[4];
+	u64 dma[4];
+	struct completion srq_limit;
+	int passed, failed, n;
+	/* Operations in flight: not on the stack, so a completion that comes after a
+	 * timeout still lands in live memory (the CQ is freed before the module is). */
+	struct op ops[32];
+	int nops;
+};
+
+static void op_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct op *o = container_of(wc->wr_cqe, struct op, cqe);
+
+	o->wc = *wc;
+	complete(&o->done);
+}
+
+/* A fresh operation from the pool; the pool is sized for every case below. */
+static struct op *op_new(struct kt *t)
+{
+	struct op *o = &t->ops[t->nops++ % ARRAY_SIZE(t->ops)];
+
+	memset(o, 0, sizeof(*o));
+	o->cqe.done = op_done;
+	init_completion(&o->done);
+	return o;
+}
+
+/* Waits for an operation's completion; false (and a diagnostic) if none came. */
+static bool op_wait(struct op *o, const char *what)
+{
+	if (!wait_for_completion_timeout(&o->done, WAIT)) {
+		pr_info(KT "# %s: no completion within 5 s\n", what);
+		return false;
+	}
+	return true;
+}
+
+static void report(struct kt *t, bool ok, const char *name)
+{
+	t->n++;
+	if (ok)
+		t->passed++;
+	else
+		t->failed++;
+	pr_info(KT "%s %d %s\n", ok ? "ok" : "not ok", t->n, name);
+}
+
+static void srq_event(struct ib_event *ev, void *ctx)
+{
+	struct kt *t = ctx;
+
+	if (ev->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		complete(&t->srq_limit);
+}
+
+static int to_rts(struct kt *t, struct ib_qp *qp, u32 dest, union ib_gid *gid)
+{
+	struct ib_qp_attr attr = {};
+	int ret;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.port_num = 1;
+	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	ret = ib_modify_qp(qp, &attr,
+			   IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = dest;
+	attr.rq_psn = 0;
+	attr.max_dest_rd_atomic = 4;
+	attr.min_rnr_timer = 1;
+	attr.ah_attr.type = rdma_ah_find_type(t->ibdev, 1);
+	rdma_ah_set_port_num(&attr.ah_attr, 1);
+	/* GID index 1: the IPv4 address of the device's netdev. */
+	rdma_ah_set_grh(&attr.ah_attr, gid, 0, 1, 64, 0);
+	ret = ib_modify_qp(qp, &attr,
+			   IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+				   IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
+				   IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = 0;
+	attr.max_rd_atomic = 4;
+	return ib_modify_qp(qp, &attr,
+			    IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+				    IB_QP_SQ_PSN | IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static struct ib_qp *make_qp(struct kt *t, struct ib_srq *srq)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = t->cq,
+		.recv_cq = t->cq,
+		.srq = srq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = srq ? 0 : 16,
+			 .max_send_sge = 2, .max_recv_sge = srq ? 0 : 2 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+
+	return ib_create_qp(t->pd, &init);
+}
+
+static int post_recv(struct kt *t, struct ib_qp *qp, struct ib_srq *srq, int i,
+		     struct op *o)
+{
+	struct ib_sge sge = { .addr = t->dma[i], .length = BUF_LEN,
+			      .lkey = t->pd->local_dma_lkey };
+	struct ib_recv_wr wr = { .wr_cqe = &o->cqe, .sg_list = &sge, .num_sge = 1 };
+
+	return srq ? ib_post_srq_recv(srq, &wr, NULL) : ib_post_recv(qp, &wr, NULL);
+}
+
+/* SEND of `len` bytes from buffer `from` on `qp` into a receive posted to `rqp`/`srq`
+ * at buffer `to`; with immediate data if `imm`. */
+static bool send_case(struct kt *t, struct ib_qp *qp, struct ib_qp *rqp, struct ib_srq *srq,
+		      int from, int to, u32 len, bool imm)
+{
+	/* Two SGEs: the payload is gathered from both halves of the buffer. */
+	struct ib_sge sge[2] = {
+		{ .addr = t->dma[from], .length = len / 2, .lkey = t->pd->local_dma_lkey },
+		{ .addr = t->dma[from] + len / 2, .length = len - len / 2,
+		  .lkey = t->pd->local_dma_lkey },
+	};
+	struct ib_send_wr wr = {};
+	struct op *s = op_new(t), *r = op_new(t);
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		t->buf[from][i] = (u8)(i * 7 + from + len);
+	memset(t->buf[to], 0xee, BUF_LEN);
+	if (post_recv(t, rqp, srq, to, r))
+		return false;
+	wr.wr_cqe = &s->cqe;
+	wr.sg_list = sge;
+	wr.num_sge = 2;
+	wr.opcode = imm ? IB_WR_SEND_WITH_IMM : IB_WR_SEND;
+	wr.ex.imm_data = cpu_to_be32(0x12345678);
+	wr.send_flags = IB_SEND_SIGNALED;
+	if (ib_post_send(qp, &wr, NULL))
+		return false;
+	if (!op_wait(s, "send") || !op_wait(r, "recv"))
+		return false;
+	if (s->wc.status != IB_WC_SUCCESS || r->wc.status != IB_WC_SUCCESS) {
+		pr_info(KT "# status send %d recv %d\n", s->wc.status, r->wc.status);
+		return false;
+	}
+	if (r->wc.opcode != IB_WC_RECV || r->wc.byte_len != len || r->wc.qp != rqp) {
+		pr_info(KT "# recv opcode %d byte_len %u\n", r->wc.opcode, r->wc.byte_len);
+		return false;
+	}
+	if (imm != !!(r->wc.wc_flags & IB_WC_WITH_IMM) ||
+	    (imm && r->wc.ex.imm_data != cpu_to_be32(0x12345678))) {
+		pr_info(KT "# immediate data wrong\n");
+		return false;
+	}
+	if (memcmp(t->buf[from], t->buf[to], len) || t->buf[to][len] != 0xee) {
+		pr_info(KT "# payload differs\n");
+		return false;
+	}
+	return true;
+}
+
+/* RDMA WRITE into kernel memory through the PD's DMA MR key must fail: rrxe never lets a
+ * peer reach kernel memory through a DMA MR. */
+static bool write_refused(struct kt *t)
+{
+	struct ib_sge sge = { .addr = t->dma[0], .length = 64, .lkey = t->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {};
+	struct op *s = op_new(t);
+
+	memset(t->buf[1], 0x5a, 64);
+	memset(t->buf[0], 0xa5, 64);
+	wr.wr.wr_cqe = &s->cqe;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.remote_addr = t->dma[1];
+	wr.rkey = t->pd->local_dma_lkey;
+	if (ib_post_send(t->a, &wr.wr, NULL) || !op_wait(s, "write"))
+		return false;
+	if (s->wc.status != IB_WC_REM_ACCESS_ERR) {
+		pr_info(KT "# write status %d, expected a remote access error\n", s->wc.status);
+		return false;
+	}
+	return t->buf[1][0] == 0x5a && t->buf[1][63] == 0x5a;
+}
+
+/* Arms the SRQ limit at 3 with 4 receives posted; two SENDs leave 2: the event fires. */
+static bool srq_limit_case(struct kt *t)
+{
+	struct ib_srq_attr attr = { .srq_limit = 3 };
+	struct op *r[4], *s;
+	struct ib_sge sge = { .addr = t->dma[0], .length = 16, .lkey = t->pd->local_dma_lkey };
+	struct ib_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		r[i] = op_new(t);
+		if (post_recv(t, NULL, t->srq, 2 + (i & 1), r[i]))
+			return false;
+	}
+	reinit_completion(&t->srq_limit);
+	if (ib_modify_srq(t->srq, &attr, IB_SRQ_LIMIT))
+		return false;
+	for (i = 0; i < 2; i++) {
+		s = op_new(t);
+		wr.wr_cqe = &s->cqe;
+		if (ib_post_send(t->a, &wr, NULL) || !op_wait(s, "send") ||
+		    !op_wait(r[i], "recv") || s->wc.status != IB_WC_SUCCESS)
+			return false;
+	}
+	if (!wait_for_completion_timeout(&t->srq_limit, WAIT)) {
+		pr_info(KT "# no IB_EVENT_SRQ_LIMIT_REACHED\n");
+		return false;
+	}
+	/* The event disarmed the limit. */
+	if (ib_query_srq(t->srq, &attr) || attr.srq_limit != 0) {
+		pr_info(KT "# limit after the event: %u\n", attr.srq_limit);
+		return false;
+	}
+	/* The two receives left are flushed when the QP is destroyed; drain them now. */
+	for (i = 2; i < 4; i++) {
+		s = op_new(t);
+		wr.wr_cqe = &s->cqe;
+		if (ib_post_send(t->a, &wr, NULL) || !op_wait(s, "send") ||
+		    !op_wait(r[i], "recv"))
+			return false;
+	}
+	return true;
+}
+
+static void run(struct kt *t)
+{
+	struct ib_srq_init_attr sinit = {
+		.event_handler = srq_event,
+		.srq_context = t,
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	union ib_gid gid;
+	bool ok;
+	int i;
+
+	init_completion(&t->srq_limit);
+	pr_info(KT "KTAP version 1\n");
+	pr_info(KT "1..7\n");
+	for (i = 0; i < 4; i++) {
+		t->buf[i] = kzalloc(BUF_LEN + 64, GFP_KERNEL);
+		if (!t->buf[i])
+			goto out;
+		t->dma[i] = ib_dma_map_single(t->ibdev, t->buf[i], BUF_LEN + 64,
+					      DMA_BIDIRECTIONAL);
+	}
+	t->pd = ib_alloc_pd(t->ibdev, 0);
+	t->cq = IS_ERR(t->pd) ? ERR_PTR(-EINVAL) :
+				ib_alloc_cq(t->ibdev, t, 64, 0, IB_POLL_WORKQUEUE);
+	t->srq = IS_ERR(t->cq) ? ERR_PTR(-EINVAL) : ib_create_srq(t->pd, &sinit);
+	ok = !IS_ERR(t->pd) && !IS_ERR(t->cq) && !IS_ERR(t->srq);
+	if (ok && (sinit.attr.max_wr < 16 || sinit.attr.max_sge < 1))
+		ok = false;
+	report(t, ok, "kernel PD, CQ (workqueue polling) and SRQ created");
+	if (!ok)
+		goto out;
+	t->a = make_qp(t, NULL);
+	t->b = IS_ERR(t->a) ? ERR_PTR(-EINVAL) : make_qp(t, t->srq);
+	ok = !IS_ERR(t->a) && !IS_ERR(t->b) && !rdma_query_gid(t->ibdev, 1, 1, &gid) &&
+	     !to_rts(t, t->a, t->b->qp_num, &gid) && !to_rts(t, t->b, t->a->qp_num, &gid);
+	report(t, ok, "two kernel RC QPs connected to each other (one on the SRQ)");
+	if (!ok)
+		goto out;
+	report(t, send_case(t, t->a, t->b, t->srq, 0, 2, 3000, false),
+	       "SEND 3000 B, two SGEs, into an SRQ receive: data exact");
+	report(t, send_case(t, t->b, t->a, NULL, 1, 3, 5000, true),
+	       "SEND with immediate 5000 B into an RQ receive: data and immediate exact");
+	report(t, send_case(t, t->a, t->b, t->srq, 3, 0, 0, false),
+	       "zero-length SEND into an SRQ receive");
+	report(t, srq_limit_case(t), "SRQ limit event fires once and disarms the limit");
+	report(t, write_refused(t),
+	       "RDMA WRITE through the DMA MR key: remote access error, memory unchanged");
+out:
+	if (!IS_ERR_OR_NULL(t->b))
+		ib_destroy_qp(t->b);
+	if (!IS_ERR_OR_NULL(t->a))
+		ib_destroy_qp(t->a);
+	if (!IS_ERR_OR_NULL(t->srq))
+		ib_destroy_srq(t->srq);
+	if (!IS_ERR_OR_NULL(t->cq))
+		ib_free_cq(t->cq);
+	if (!IS_ERR_OR_NULL(t->pd))
+		ib_dealloc_pd(t->pd);
+	for (i = 0; i < 4; i++) {
+		if (t->buf[i])
+			ib_dma_unmap_single(t->ibdev, t->dma[i], BUF_LEN + 64,
+					    DMA_BIDIRECTIONAL);
+		kfree(t->buf[i]);
+	}
+	t->failed += 7 - t->n;
+	pr_info(KT "%d passed, %d failed\n", t->passed, t->failed);
+}
+
+static struct kt state;
+
+static int kt_add(struct ib_device *ibdev)
+{
+	if (strcmp(dev_name(&ibdev->dev), dev) || state.ibdev)
+		return -EOPNOTSUPP;
+	state.ibdev = ibdev;
+	return 0;
+}
+
+static void kt_remove(struct ib_device *ibdev, void *data)
+{
+}
+
+static struct ib_client kt_client = {
+	.name = "rrxe_ktest",
+	.add = kt_add,
+	.remove = kt_remove,
+};
+
+static int __init kt_init(void)
+{
+	int ret = ib_register_client(&kt_client);
+
+	if (ret)
+		return ret;
+	if (!state.ibdev) {
+		pr_info(KT "no device %s\n", dev);
+		ib_unregister_client(&kt_client);
+		return -ENODEV;
+	}
+	run(&state);
+	ib_unregister_client(&kt_client);
+	return state.failed ? -EIO : 0;
+}
+
+static void __exit kt_exit(void)
+{
+}
+
+module_init(kt_init);
+module_exit(kt_exit);
+MODULE_DESCRIPTION("rrxe kernel-consumer verbs test (selftests only)");
+MODULE_LICENSE("GPL");

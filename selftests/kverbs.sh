@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Kernel consumers: rrxe_ktest.ko (selftests/ktest) drives rrxe0 the way an in-kernel ULP
+# does (kernel PD, CQ polled from a workqueue, kernel SRQ, two kernel RC QPs connected to
+# each other) and logs one KTAP line per case; each becomes a case here. Its load fails
+# unless every case passed, and the device must carry traffic afterwards.
+cd "$(dirname "$0")" && . lib/ktap.sh
+ktap_header
+ktap_plan 9
+hosts_up
+devs_up
+ko=ktest/rrxe_ktest.ko
+dmesg -C
+insmod $ko dev=rrxe0
+rc=$?
+dmesg | sed -n 's/.*rrxe_ktest: //p' >/tmp/kt.log
+grep '^#' /tmp/kt.log
+for i in 1 2 3 4 5 6 7; do
+	line=$(grep -E "^(not )?ok $i " /tmp/kt.log)
+	name=${line#* $i }
+	case $line in
+	ok*) ktap_pass "$name" ;;
+	*) ktap_fail "${name:-case $i of rrxe_ktest: no result}" ;;
+	esac
+done
+ktap_eq "rrxe_ktest loads only when all its cases pass (exit code)" 0 "$rc"
+ktap_check "rrxe0 still moves verified data afterwards (WRITE+READ)" verify -o write -s 65536 -n 20 -k 4
+rmmod rrxe_ktest 2>/dev/null
+devs_down
+ktap_finished
