@@ -2028,23 +2028,22 @@ impl Qp {
     /// number of requests sent.
     fn rerequest(&self, st: &mut State, from: Psn, to: Psn, ask: Ask) -> u32 {
         st.rd_asked.advance_to(st.comp_psn);
+        // The PSNs to ask for, a word of `rd_bits` and one of `rd_asked` at a time (this
+        // runs for every response that arrives while a hole is open).
+        let pick = |got: u64, asked: u64| match ask {
+            Ask::New => !(got | asked),
+            Ask::Missing => !got,
+            Ask::Asked => !got & asked,
+        };
         let mut p = from;
         let mut budget = 4096u32;
         let mut sent = 0;
-        let skip = |st: &State, p: Psn| {
-            st.rd_bits.get(p)
-                || match ask {
-                    Ask::New => st.rd_asked.get(p),
-                    Ask::Missing => false,
-                    Ask::Asked => !st.rd_asked.get(p),
-                }
-        };
-        while p.before(to) && budget > 0 {
+        while budget > 0 {
             budget -= 1;
-            if skip(st, p) {
-                p = p.add(1);
-                continue;
-            }
+            let Some(q) = st.rd_bits.find(&st.rd_asked, p, to, pick) else {
+                break;
+            };
+            p = q;
             let Some((i, s)) = self.read_slot_of(st, p) else {
                 p = p.add(1);
                 continue;
@@ -2052,10 +2051,15 @@ impl Qp {
             // (A lost READ request shows as a hole over its whole span: only responses of
             // later READs reveal it, so `to` lies beyond it and the new request spans the
             // rest, as the responder, which never saw the original, expects.)
-            let mut end = p;
-            while end.before(to) && !end.after(s.last_psn) && !skip(st, end) {
-                st.rd_asked.set(end);
-                end = end.add(1);
+            let stop = to.earlier(s.last_psn.add(1));
+            let end = st
+                .rd_bits
+                .find(&st.rd_asked, p, stop, |g, a| !pick(g, a))
+                .unwrap_or(stop);
+            let mut k = p;
+            while k.before(end) {
+                st.rd_asked.set(k);
+                k = k.add(1);
             }
             let n = end.diff(p).max(1) as u32;
             self.read_request_range(st, i, &s, p, n, sel::XF_RETX);
@@ -2063,7 +2067,7 @@ impl Qp {
             // by the responder, which sends them again (unless it never saw the original).
             self.dev.stats.rd_rereq.inc();
             sent += 1;
-            p = end;
+            p = end.later(p.add(1));
         }
         sent
     }

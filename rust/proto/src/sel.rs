@@ -133,6 +133,11 @@ impl Sack {
 }
 
 /// A bitmap over `64 * W` consecutive PSNs starting at `base`.
+///
+/// The bits form a ring indexed by the PSN itself (`psn % SPAN`), so moving the start
+/// clears only the words the start passes instead of shifting the whole map: a READ
+/// requester advances it once per response. `W` must be a power of two (the PSN space,
+/// 2^24, is then a multiple of the span; checked at compile time).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PsnBits<const W: usize> {
     base: Psn,
@@ -142,9 +147,12 @@ pub struct PsnBits<const W: usize> {
 impl<const W: usize> PsnBits<W> {
     /// PSNs covered.
     pub const SPAN: u32 = 64 * W as u32;
+    const RING_OK: () = assert!(W.is_power_of_two() && W <= 1 << 18);
 
     /// An empty bitmap starting at `base`.
     pub const fn new(base: Psn) -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::RING_OK;
         PsnBits {
             base,
             words: [0; W],
@@ -156,25 +164,26 @@ impl<const W: usize> PsnBits<W> {
         self.base
     }
 
-    fn index(&self, p: Psn) -> Option<usize> {
-        let d = p.diff(self.base);
-        if d >= 0 && (d as u32) < Self::SPAN {
-            Some(d as usize)
-        } else {
-            None
-        }
-    }
-
     /// Whether `p` is covered.
     pub fn covers(&self, p: Psn) -> bool {
-        self.index(p).is_some()
+        let d = p.diff(self.base);
+        d >= 0 && (d as u32) < Self::SPAN
+    }
+
+    /// Ring position of `p`: word index and bit.
+    const fn slot(p: Psn) -> (usize, u32) {
+        let pos = p.get() % Self::SPAN;
+        ((pos / 64) as usize, pos % 64)
     }
 
     /// Sets the bit of `p`: `Some(true)` if it was clear, `None` if `p` is not covered.
     pub fn set(&mut self, p: Psn) -> Option<bool> {
-        let i = self.index(p)?;
-        let w = self.words.get_mut(i / 64)?;
-        let m = 1u64 << (i % 64);
+        if !self.covers(p) {
+            return None;
+        }
+        let (i, b) = Self::slot(p);
+        let w = self.words.get_mut(i)?;
+        let m = 1u64 << b;
         let new = *w & m == 0;
         *w |= m;
         Some(new)
@@ -182,18 +191,33 @@ impl<const W: usize> PsnBits<W> {
 
     /// Clears the bit of `p` (if covered).
     pub fn clear(&mut self, p: Psn) {
-        if let Some(i) = self.index(p) {
-            if let Some(w) = self.words.get_mut(i / 64) {
-                *w &= !(1u64 << (i % 64));
+        if self.covers(p) {
+            let (i, b) = Self::slot(p);
+            if let Some(w) = self.words.get_mut(i) {
+                *w &= !(1u64 << b);
             }
         }
     }
 
     /// Whether the bit of `p` is set (`false` if not covered).
     pub fn get(&self, p: Psn) -> bool {
-        self.index(p)
-            .and_then(|i| self.words.get(i / 64).map(|w| (w >> (i % 64)) & 1 != 0))
-            .unwrap_or(false)
+        if !self.covers(p) {
+            return false;
+        }
+        let (i, b) = Self::slot(p);
+        self.words.get(i).is_some_and(|w| (w >> b) & 1 != 0)
+    }
+
+    /// Bits `[b, b + n)` of a word (`b + n <= 64`, `n >= 1`).
+    const fn mask(b: u32, n: u32) -> u64 {
+        (u64::MAX >> (64 - n)) << b
+    }
+
+    /// The chunk of PSNs from `p` that shares `p`'s word, at most `left` long (>= 1).
+    const fn chunk(p: Psn, left: u32) -> (usize, u32, u32) {
+        let (i, b) = Self::slot(p);
+        let room = 64 - b;
+        (i, b, if left < room { left } else { room })
     }
 
     /// Moves the start to `p` (forward only), dropping the bits before it.
@@ -203,24 +227,75 @@ impl<const W: usize> PsnBits<W> {
             return;
         }
         let n = d as u32;
-        self.base = p;
         if n >= Self::SPAN {
             self.words = [0; W];
+            self.base = p;
             return;
         }
-        let (ws, bs) = ((n / 64) as usize, n % 64);
-        for i in 0..W {
-            let lo = self.words.get(i + ws).copied().unwrap_or(0);
-            let hi = self.words.get(i + ws + 1).copied().unwrap_or(0);
-            let v = if bs == 0 {
-                lo
-            } else {
-                (lo >> bs) | (hi << (64 - bs))
-            };
+        // The PSNs passed leave the map; their ring slots become those of the PSNs
+        // entering at the top, which must read as clear.
+        let mut q = self.base;
+        let mut left = n;
+        while left > 0 {
+            let (i, b, k) = Self::chunk(q, left);
             if let Some(w) = self.words.get_mut(i) {
-                *w = v;
+                *w &= !Self::mask(b, k);
             }
+            q = q.add(k);
+            left -= k;
         }
+        self.base = p;
+    }
+
+    /// The covered bits of the chunk `(i, b, k)` starting at `q` (uncovered PSNs read
+    /// as clear, as in [`PsnBits::get`]).
+    fn chunk_bits(&self, q: Psn, i: usize, b: u32, k: u32) -> u64 {
+        let d = q.diff(self.base);
+        if d < 0 || d as u32 >= Self::SPAN {
+            return 0;
+        }
+        let covered = Self::SPAN - d as u32;
+        let k = if covered < k { covered } else { k };
+        self.words.get(i).copied().unwrap_or(0) & Self::mask(b, k)
+    }
+
+    /// The first PSN in `[from, to)` whose bit is set in `pick(self, other)`, where
+    /// `pick` combines a word of each map (a PSN a map does not cover reads as clear
+    /// in it; a bit `pick` sets for it counts). Scans a word at a time.
+    pub fn find(
+        &self,
+        other: &Self,
+        from: Psn,
+        to: Psn,
+        pick: impl Fn(u64, u64) -> u64,
+    ) -> Option<Psn> {
+        let mut q = from;
+        while q.before(to) {
+            let left = to.diff(q) as u32;
+            // Keep chunks inside one coverage state of both maps: split at their ends.
+            let mut lim = left;
+            for m in [self.base, other.base] {
+                let d = q.diff(m);
+                let edge = if d < 0 {
+                    (-d) as u32
+                } else if (d as u32) < Self::SPAN {
+                    Self::SPAN - d as u32
+                } else {
+                    left
+                };
+                if edge < lim {
+                    lim = edge;
+                }
+            }
+            let (i, b, k) = Self::chunk(q, lim);
+            let m =
+                pick(self.chunk_bits(q, i, b, k), other.chunk_bits(q, i, b, k)) & Self::mask(b, k);
+            if m != 0 {
+                return Some(q.add(m.trailing_zeros() - b));
+            }
+            q = q.add(k);
+        }
+        None
     }
 
     /// Bitmap of the clear bits among the `SACK_SPAN` PSNs from `from`, limited to PSNs
@@ -612,6 +687,61 @@ mod tests {
                 let mut out = [0u8; SACK_LEN];
                 s.encode(&mut out).unwrap();
                 prop_assert_eq!(&out[1..], &buf[1..SACK_LEN]);
+            }
+        }
+
+        /// `find` agrees with a PSN-by-PSN scan, whatever the two maps' bases.
+        #[test]
+        fn bits_find(a_set in proptest::collection::vec(0u32..600, 0..80),
+                     b_set in proptest::collection::vec(0u32..600, 0..80),
+                     a_off in 0u32..300, b_off in 0u32..300, from in 0u32..700,
+                     len in 0u32..700, base in 0u32..=0xff_ffff, mode in 0u8..3) {
+            let p0 = Psn::new(base);
+            let mut a = PsnBits::<4>::new(p0.add(a_off));
+            let mut b = PsnBits::<4>::new(p0.add(b_off));
+            for s in &a_set { a.set(p0.add(*s)); }
+            for s in &b_set { b.set(p0.add(*s)); }
+            let pick = |x: u64, y: u64| match mode {
+                0 => !(x | y),
+                1 => !x,
+                _ => !x & y,
+            };
+            let bit = |x: bool, y: bool| match mode {
+                0 => !(x || y),
+                1 => !x,
+                _ => !x && y,
+            };
+            let (f, t) = (p0.add(from), p0.add(from + len));
+            let want = (0..len).map(|i| p0.add(from + i)).find(|p| bit(a.get(*p), b.get(*p)));
+            prop_assert_eq!(a.find(&b, f, t, pick), want);
+        }
+
+        /// Any sequence of sets, clears and advances matches a set of PSNs.
+        #[test]
+        fn bits_model(ops in proptest::collection::vec((0u8..3, 0u32..700), 0..200),
+                      base in 0u32..=0xff_ffff) {
+            let mut b = PsnBits::<4>::new(Psn::new(base));
+            let mut model: Vec<Psn> = Vec::new();
+            for (op, v) in ops {
+                let p = b.base().add(v % 300);
+                match op {
+                    0 => {
+                        let covered = b.covers(p);
+                        let was = model.contains(&p);
+                        prop_assert_eq!(b.set(p), covered.then_some(!was));
+                        if covered && !was { model.push(p); }
+                    }
+                    1 => { b.clear(p); model.retain(|q| *q != p); }
+                    _ => {
+                        let to = b.base().add(v % 320);
+                        b.advance_to(to);
+                        model.retain(|q| !q.before(b.base()));
+                    }
+                }
+                for i in 0..PsnBits::<4>::SPAN + 64 {
+                    let q = b.base().add(i);
+                    prop_assert_eq!(b.get(q), model.contains(&q));
+                }
             }
         }
 
