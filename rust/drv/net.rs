@@ -13,6 +13,7 @@ use crate::proto::bth::Bth;
 use crate::proto::icrc::{self, IPV4_HLEN, IPV6_HLEN, UDP_HLEN};
 use crate::proto::opcode::{flags as f, ICRC_LEN};
 use crate::proto::packet::{self, write_headers, Ext, Packet, ParseError};
+use crate::proto::sel;
 use kernel::prelude::*;
 
 /// Where a connected QP sends: addresses, UDP source port and a cached route.
@@ -230,7 +231,13 @@ impl UdpRx for Rrxe {
         };
         let len = udp_payload.len();
         let bth = match packet::parse(udp_payload) {
-            Ok(p) => (p.bth.dqpn, p.info.has(f::CNP)),
+            Ok(p) => (
+                p.bth.dqpn,
+                p.info.has(f::CNP),
+                // (Not a probe: it carries the highest PSN sent, and ahead of the queue
+                // it would make every packet still queued look missing.)
+                p.bth.xflags & (sel::XF_RETX | sel::XF_PROBE) == sel::XF_RETX,
+            ),
             Err(ParseError::UnknownOpcode(_)) => {
                 shared.stats.drop_opcode.inc();
                 return;
@@ -262,6 +269,6 @@ impl UdpRx for Rrxe {
             }
             return;
         };
-        qp.queue_rx(skb, len);
+        qp.queue_rx(skb, len, bth.2);
     }
 }

@@ -50,6 +50,8 @@ const RX_INLINE_MAX: usize = 256;
 /// Received packets waiting for the QP's work item.
 struct RxQueue {
     pkts: KVec<SkBuff>,
+    /// How many retransmissions lead `pkts` (see [`Qp::queue_rx`]).
+    urgent: usize,
     /// The work item is processing a batch: later packets queue behind it.
     busy: bool,
 }
@@ -425,7 +427,11 @@ impl Qp {
                 handle,
                 kernel: udata.is_none(),
                 post_lock <- new_spinlock_irq!(()),
-                rxq <- new_spinlock_bh!(RxQueue { pkts: KVec::new(), busy: false }),
+                rxq <- new_spinlock_bh!(RxQueue {
+                    pkts: KVec::new(),
+                    urgent: 0,
+                    busy: false
+                }),
                 in_error: AtomicBool::new(false),
                 rx_batching: AtomicBool::new(false),
                 engines: AtomicU32::new(0),
@@ -538,7 +544,13 @@ impl Qp {
     /// queued is processed at once (latency); anything else goes to this QP's work item,
     /// so that copying payloads runs on whichever CPU is free. A full queue drops the
     /// packet (counted; the peer retransmits).
-    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize) {
+    ///
+    /// A selective retransmission (`retx`) goes ahead of the packets queued before it,
+    /// after the retransmissions already there: it repairs the hole everything behind it
+    /// waits for. Queued at the back, a READ's repair was processed only after the whole
+    /// window of responses sent before it, so the window stayed closed until the queue
+    /// ran dry and then the pipe was empty for a round trip.
+    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize, retx: bool) {
         let mut q = self.rxq.lock();
         if len <= RX_INLINE_MAX && q.pkts.is_empty() && !q.busy && !self.engine_busy() {
             drop(q);
@@ -551,12 +563,22 @@ impl Qp {
             self.dev.stats.drop_rx_queue.inc();
             return;
         }
-        if q.pkts.push(skb, GFP_ATOMIC).is_err() {
-            drop(q);
+        let queued = if retx {
+            let at = q.urgent.min(q.pkts.len());
+            let ok = q.pkts.reserve(1, GFP_ATOMIC).is_ok()
+                && q.pkts.insert_within_capacity(at, skb).is_ok();
+            if ok {
+                q.urgent = at + 1;
+            }
+            ok
+        } else {
+            q.pkts.push(skb, GFP_ATOMIC).is_ok()
+        };
+        drop(q);
+        if !queued {
             self.dev.stats.drop_rx_queue.inc();
             return;
         }
-        drop(q);
         self.send_work.queue();
     }
 
@@ -2856,6 +2878,7 @@ impl WorkHandler for Qp {
             let batch = {
                 let mut q = self.rxq.lock();
                 q.busy = !q.pkts.is_empty();
+                q.urgent = 0;
                 core::mem::take(&mut q.pkts)
             };
             if batch.is_empty() {
