@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 stamp="$RRXE_CACHE/setup.stamp"
 # Bump when the list below changes, so a warm cache re-runs the set-up.
-setup_rev=4
+setup_rev=5
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$setup_rev" ] && [ -z "${RRXE_FORCE_SETUP:-}" ]; then
 	exit 0
 fi
