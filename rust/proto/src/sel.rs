@@ -247,15 +247,13 @@ impl<const W: usize> PsnBits<W> {
         self.base = p;
     }
 
-    /// The covered bits of the chunk `(i, b, k)` starting at `q` (uncovered PSNs read
-    /// as clear, as in [`PsnBits::get`]).
+    /// The bits of the chunk `(i, b, k)` starting at `q`, which [`PsnBits::find`] keeps
+    /// either wholly covered or wholly uncovered (uncovered PSNs read as clear, as in
+    /// [`PsnBits::get`]).
     fn chunk_bits(&self, q: Psn, i: usize, b: u32, k: u32) -> u64 {
-        let d = q.diff(self.base);
-        if d < 0 || d as u32 >= Self::SPAN {
+        if !self.covers(q) {
             return 0;
         }
-        let covered = Self::SPAN - d as u32;
-        let k = if covered < k { covered } else { k };
         self.words.get(i).copied().unwrap_or(0) & Self::mask(b, k)
     }
 
