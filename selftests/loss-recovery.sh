@@ -47,7 +47,12 @@ pp_ok() {
 	ip netns exec ns0 timeout 120 ibv_rc_pingpong -d rrxe0 -g 1 -c -n 300 -s 16384 "$IP1" >/tmp/lr.ppc 2>&1
 	local c=$?
 	wait $srv
-	[ $c -eq 0 ] && [ $? -eq 0 ] && grep -q "300 iters" /tmp/lr.ppc
+	local s=$?
+	[ $c -eq 0 ] && [ $s -eq 0 ] && grep -q "300 iters" /tmp/lr.ppc && return 0
+	echo "# ibv_rc_pingpong client rc=$c server rc=$s"
+	tail -3 /tmp/lr.ppc | sed 's/^/# cli: /'
+	tail -3 /tmp/lr.pps | sed 's/^/# srv: /'
+	return 1
 }
 ktap_check "ibv_rc_pingpong -c (data checked) under 2% loss" pp_ok
 after=$(resent)
