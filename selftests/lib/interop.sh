@@ -27,14 +27,23 @@ ktap_header
 steps=18
 [ "$role" = a ] && steps=19
 ktap_plan $steps
-# step <name> <server role> <server cmd...> -- <client cmd...>: the client gets the peer's
-# address appended and is retried while the server is not listening yet (fast failures).
+# step <name> <server role> <server cmd...> -- <client cmd...>: both commands get
+# "-p <port>", a TCP (or rdma_cm) port of this step's own, and the client gets the peer's
+# address appended. The client is retried while the server is not listening yet (a fast
+# failure); with a port per step a retry can only reach this step's server, never the
+# next one's (a client that failed against this step's server once and then ran against
+# the next step's server hid the failure and desynchronised the two VMs). Every failed
+# attempt is reported.
+port=18600
 step() {
 	local name=$1 srole=$2 srv=() cli=()
 	shift 2
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
+	port=$((port + 1))
+	srv=("${srv[0]}" -p $port "${srv[@]:1}")
+	cli=("${cli[0]}" -p $port "${cli[@]:1}")
 	local side rc
 	if [ "$srole" = "$role" ]; then
 		side="server on $prov"
@@ -47,6 +56,7 @@ step() {
 			t0=$(date +%s)
 			timeout 90 "${cli[@]}" $peer >/tmp/step.out 2>&1
 			rc=$?
+			[ $rc = 0 ] || { echo "# attempt $i: rc=$rc after $(($(date +%s) - t0)) s"; tail -4 /tmp/step.out | sed 's/^/#   /'; }
 			[ $rc = 0 ] || [ $(($(date +%s) - t0)) -gt 3 ] && break
 			sleep 1
 		done

@@ -2,12 +2,12 @@
 /*
  * rrxe-verify: an RC traffic generator that checks every byte it moves (perftest does not).
  *
- *   server: rrxe-verify -d rrxe1 [-g 1] [-m 1024]
+ *   server: rrxe-verify -d rrxe1 [-g 1] [-m 1024] [-p port]
  *   client: rrxe-verify -d rrxe0 [-g 1] [-m 1024] -o write|send|atomic [-s size] [-n iters]
- *           [-k depth] <server address>
+ *           [-k depth] [-p port] <server address>
  *
- * The two sides swap QP numbers, GIDs, PSNs and the server buffer's rkey over TCP port
- * 18516, then run one of:
+ * The two sides swap QP numbers, GIDs, PSNs and the server buffer's rkey over TCP (port
+ * 18516 unless -p names another), then run one of:
  *   write   k slots of the server buffer; iteration i writes pattern(i) into slot i % k with
  *           RDMA WRITE and reads it back with RDMA READ into a private buffer, which must
  *           equal pattern(i). Up to k WRITE+READ pairs are in flight.
@@ -44,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PORT 18516
+static int tcp_port = 18516;
 #define die(...) do { fprintf(stderr, "rrxe-verify: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
 
 struct info {
@@ -87,7 +87,7 @@ static void tcp(const char *host)
 	if (host) {
 		struct addrinfo *ai, hints = { .ai_socktype = SOCK_STREAM };
 		char port[8];
-		snprintf(port, sizeof(port), "%d", PORT);
+		snprintf(port, sizeof(port), "%d", tcp_port);
 		if (getaddrinfo(host, port, &hints, &ai))
 			die("cannot resolve %s", host);
 		for (int t = 0; t < 100; t++) {
@@ -100,7 +100,7 @@ static void tcp(const char *host)
 		die("cannot connect to %s", host);
 	}
 	int one = 1, l = socket(AF_INET6, SOCK_STREAM, 0);
-	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(PORT) };
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(tcp_port) };
 	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
 		die("listen: %s", strerror(errno));
@@ -187,6 +187,37 @@ static void post_recv(uint64_t id, void *addr, uint32_t len)
 }
 
 /* Client buffer: [0, k*size) sources, [k*size, 2k*size) read-back targets. */
+/* Reports how `got` (iteration i's data) differs from `want`, per MTU-sized packet: the
+ * first and last wrong packets, how many, and what the first wrong one holds instead
+ * (zeros, another iteration's pattern, or this one's from another offset). */
+static void mismatch(const uint8_t *want, const uint8_t *got, unsigned i)
+{
+	size_t first = size, last = 0, bad = 0;
+	for (size_t o = 0; o < size; o += mtu) {
+		size_t n = size - o < mtu ? size - o : mtu;
+		if (memcmp(want + o, got + o, n)) {
+			first = first < o ? first : o;
+			last = o;
+			bad++;
+		}
+	}
+	if (first == size)
+		return;
+	size_t n = size - first < mtu ? size - first : mtu, z = 0;
+	for (size_t k = 0; k < n; k++)
+		z += !got[first + k];
+	fprintf(stderr, "rrxe-verify: iteration %u: %zu of %zu packets differ, first at byte %zu, last at byte %zu; the first holds %zu zero bytes of %zu\n",
+		i, bad, (size + mtu - 1) / mtu, first, last, z, n);
+	uint8_t *other = malloc(size);
+	for (unsigned j = 0; j < iters + depth; j++) {
+		pattern(other, size, j);
+		for (size_t o = 0; o + n <= size; o += mtu)
+			if (!memcmp(other + o, got + first, n))
+				fprintf(stderr, "rrxe-verify: it holds iteration %u's bytes from offset %zu\n", j, o);
+	}
+	free(other);
+}
+
 static uint64_t run_write(struct info *peer)
 {
 	uint8_t *want = malloc(size);
@@ -210,8 +241,10 @@ static uint64_t run_write(struct info *peer)
 		if (i != done)
 			die("READ %u completed before READ %u", i, done);
 		pattern(want, size, i);
-		if (memcmp(want, buf + (depth + i % depth) * size, size))
+		if (memcmp(want, buf + (depth + i % depth) * size, size)) {
+			mismatch(want, buf + (depth + i % depth) * size, i);
 			die("iteration %u: data read back differs from data written", i);
+		}
 		done++;
 	}
 	free(want);
@@ -245,8 +278,10 @@ static void run_send_server(void)
 		if (ntohl(wc.imm_data) != i || wc.byte_len != size)
 			die("message %u: immediate %u, %u bytes", i, ntohl(wc.imm_data), wc.byte_len);
 		pattern(want, size, i);
-		if (memcmp(want, buf + s * size, size))
+		if (memcmp(want, buf + s * size, size)) {
+			mismatch(want, buf + s * size, i);
 			die("message %u: payload differs", i);
+		}
 		if (i + depth < iters)
 			post_recv(s, buf + s * size, size);
 	}
@@ -516,7 +551,7 @@ int main(int argc, char **argv)
 {
 	const char *dev = NULL, *op = "write";
 	int c;
-	while ((c = getopt(argc, argv, "d:g:m:o:s:n:k:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:m:o:s:n:k:p:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -525,12 +560,15 @@ int main(int argc, char **argv)
 		case 's': size = strtoul(optarg, NULL, 0); break;
 		case 'n': iters = atoi(optarg); break;
 		case 'k': depth = atoi(optarg); break;
+		case 'p': tcp_port = atoi(optarg); break;
 		default: die("usage: see the comment at the top of rrxe-verify.c");
 		}
 	}
 	const char *host = optind < argc ? argv[optind] : NULL;
 	if (!size || !iters || !depth || depth > 64 || (depth < 2 && !strcmp(op, "srq-limit")))
 		die("bad size, iterations or depth");
+	if (tcp_port <= 0 || tcp_port > 65535)
+		die("bad port");
 	struct ibv_device **l = ibv_get_device_list(NULL);
 	for (; l && *l; l++)
 		if (!dev || !strcmp(ibv_get_device_name(*l), dev))
