@@ -237,6 +237,10 @@ impl UdpRx for Rrxe {
                 // (Not a probe: it carries the highest PSN sent, and ahead of the queue
                 // it would make every packet still queued look missing.)
                 p.bth.xflags & (sel::XF_RETX | sel::XF_PROBE) == sel::XF_RETX,
+                sel::RxKey {
+                    resp: p.info.has(f::RESP),
+                    psn: p.bth.psn,
+                },
             ),
             Err(ParseError::UnknownOpcode(_)) => {
                 shared.stats.drop_opcode.inc();
@@ -269,6 +273,6 @@ impl UdpRx for Rrxe {
             }
             return;
         };
-        qp.queue_rx(skb, len, bth.2);
+        qp.queue_rx(skb, len, bth.3, bth.2);
     }
 }

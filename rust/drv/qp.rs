@@ -17,7 +17,7 @@ use crate::proto::opcode::{flags as f, op};
 use crate::proto::packet::{Ext, Packet};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{self, Kind};
-use crate::proto::sel::{self, Arrival, PsnBits, Reordering, RxWindow, Sack, Xeth, RX_SPAN};
+use crate::proto::sel::{self, Arrival, PsnBits, Reordering, RxKey, RxWindow, Sack, Xeth, RX_SPAN};
 use crate::proto::uapi::{self, send_flags, wc_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -49,7 +49,8 @@ const RX_INLINE_MAX: usize = 256;
 
 /// Received packets waiting for the QP's work item.
 struct RxQueue {
-    pkts: KVec<SkBuff>,
+    /// Each with its direction and PSN (where a retransmission may go: [`sel::retx_slot`]).
+    pkts: KVec<(SkBuff, RxKey)>,
     /// How many retransmissions lead `pkts` (see [`Qp::queue_rx`]).
     urgent: usize,
     /// The work item is processing a batch: later packets queue behind it.
@@ -206,6 +207,12 @@ struct State {
     read_gap: Option<Psn>,
     // responder
     resp_psn: Psn,
+    /// The PSN a plain ACK carries: the last SEND/WRITE packet executed. Never
+    /// `resp_psn - 1` after a READ or atomic: that is the PSN of the READ's last response
+    /// (or of the ATOMIC ACKNOWLEDGE), and an IBTA requester (rdma_rxe) that has not yet
+    /// received that response completes the READ or atomic on such an ACK, without its
+    /// data. Their own responses acknowledge them.
+    ack_psn: Psn,
     msn: u32,
     /// Go-back-N PSN-sequence-error NAKs (one per gap).
     nak: rc::SeqNak,
@@ -473,6 +480,7 @@ impl Qp {
                     cur: None,
                     read_gap: None,
                     resp_psn: Psn::new(0),
+                    ack_psn: Psn::new(0).sub(1),
                     msn: 0,
                     nak: rc::SeqNak::default(),
                     rq_cons: 0,
@@ -546,11 +554,12 @@ impl Qp {
     /// packet (counted; the peer retransmits).
     ///
     /// A selective retransmission (`retx`) goes ahead of the packets queued before it,
-    /// after the retransmissions already there: it repairs the hole everything behind it
-    /// waits for. Queued at the back, a READ's repair was processed only after the whole
-    /// window of responses sent before it, so the window stayed closed until the queue
-    /// ran dry and then the pipe was empty for a round trip.
-    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize, retx: bool) {
+    /// after the retransmissions already there and after any packet of its direction
+    /// with an earlier PSN ([`sel::retx_slot`]): it repairs the hole everything behind
+    /// it waits for. Queued at the back, a READ's repair was processed only after the
+    /// whole window of responses sent before it, so the window stayed closed until the
+    /// queue ran dry and then the pipe was empty for a round trip.
+    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize, key: RxKey, retx: bool) {
         let mut q = self.rxq.lock();
         if len <= RX_INLINE_MAX && q.pkts.is_empty() && !q.busy && !self.engine_busy() {
             drop(q);
@@ -564,15 +573,15 @@ impl Qp {
             return;
         }
         let queued = if retx {
-            let at = q.urgent.min(q.pkts.len());
+            let at = sel::retx_slot(q.pkts.iter().map(|e| e.1), q.urgent, key);
             let ok = q.pkts.reserve(1, GFP_ATOMIC).is_ok()
-                && q.pkts.insert_within_capacity(at, skb).is_ok();
-            if ok {
+                && q.pkts.insert_within_capacity(at, (skb, key)).is_ok();
+            if ok && at == q.urgent {
                 q.urgent = at + 1;
             }
             ok
         } else {
-            q.pkts.push(skb, GFP_ATOMIC).is_ok()
+            q.pkts.push((skb, key), GFP_ATOMIC).is_ok()
         };
         drop(q);
         if !queued {
@@ -690,6 +699,7 @@ impl Qp {
         }
         if m(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
             st.resp_psn = Psn::new(attr.rq_psn);
+            st.ack_psn = st.resp_psn.sub(1);
             self.drop_kept(&mut st);
         }
         if m(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
@@ -2194,8 +2204,7 @@ impl Qp {
             } else if probe && st.peer_sel {
                 self.answer_probe(&mut st);
             } else {
-                let p = st.resp_psn.sub(1);
-                self.send_ack(&mut st, p, Syndrome::Ack(0x1f));
+                self.ack_executed(&mut st);
             }
             return None;
         }
@@ -2314,8 +2323,7 @@ impl Qp {
             }
         }
         if st.acks.batch_end() {
-            let p = st.resp_psn.sub(1);
-            self.send_ack(&mut st, p, Syndrome::Ack(0x1f));
+            self.ack_executed(&mut st);
         }
     }
 
@@ -2337,10 +2345,7 @@ impl Qp {
     fn answer_probe(&self, st: &mut State) {
         match st.rxw.sack(true) {
             Some(s) => self.send_sack(st, s),
-            None => {
-                let p = st.resp_psn.sub(1);
-                self.send_ack(st, p, Syndrome::Ack(0x1f));
-            }
+            None => self.ack_executed(st),
         }
     }
 
@@ -2365,6 +2370,7 @@ impl Qp {
                 st.rnr_hold = false;
                 if !pkt.info.has(f::READ) && !pkt.info.has(f::ATMETH) {
                     st.resp_psn = psn.add(1);
+                    st.ack_psn = psn;
                     if pkt.info.has(f::LAST) {
                         st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
                     }
@@ -2393,8 +2399,16 @@ impl Qp {
         }
     }
 
+    /// A plain ACK of every request executed (see [`State::ack_psn`]).
+    fn ack_executed(&self, st: &mut State) {
+        let p = st.ack_psn;
+        self.send_ack(st, p, Syndrome::Ack(0x1f));
+    }
+
     /// Sends a selective NACK (an ACK of everything before the expected PSN, plus the
-    /// holes after it).
+    /// holes after it). It goes only to an rrxe requester, which completes a READ or an
+    /// atomic only from its own response, so it may name the expected PSN even right
+    /// after one.
     fn send_sack(&self, st: &mut State, s: Sack) {
         self.dev.stats.sack_sent.inc();
         let p = st.resp_psn.sub(1);
@@ -2885,7 +2899,7 @@ impl WorkHandler for Qp {
                 break;
             }
             self.rx_batching.store(true, Ordering::Release);
-            for skb in batch {
+            for (skb, _) in batch {
                 self.dev.deliver(self, skb);
             }
             self.rx_batching.store(false, Ordering::Release);

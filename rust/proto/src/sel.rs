@@ -364,6 +364,36 @@ impl Reordering {
     }
 }
 
+/// A packet waiting in a QP's receive queue: which engine it goes to (a response or ACK
+/// to the requester, a request to the responder) and its PSN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxKey {
+    /// A response or acknowledgement (else a request).
+    pub resp: bool,
+    /// The packet's PSN.
+    pub psn: Psn,
+}
+
+/// Where a selective retransmission `key` joins a receive queue holding `queued`, whose
+/// first `urgent` entries are retransmissions placed there before it.
+///
+/// A retransmission repairs the hole the packets behind it wait for, so it goes ahead of
+/// them, but after the retransmissions already placed (their order is kept) and after
+/// every packet of its own direction with an earlier PSN. Ahead of such a packet it would
+/// show the receiver a hole that is not there: the packet is only waiting its turn, and a
+/// SACK for it would make the peer resend it, and those resent packets would in turn
+/// jump ahead of others still waiting.
+pub fn retx_slot(queued: impl Iterator<Item = RxKey>, urgent: usize, key: RxKey) -> usize {
+    let (mut at, mut len) = (0, 0);
+    for (i, q) in queued.enumerate() {
+        len = i + 1;
+        if i >= urgent && q.resp == key.resp && q.psn.before(key.psn) {
+            at = i + 1;
+        }
+    }
+    at.max(urgent.min(len))
+}
+
 /// Where an arriving PSN falls relative to the receiver's window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival {
@@ -669,6 +699,32 @@ mod tests {
         assert_eq!(r.get(), REORDER);
     }
 
+    #[test]
+    fn retx_slot_examples() {
+        let k = |resp, p| RxKey {
+            resp,
+            psn: Psn::new(p),
+        };
+        // READ responses 11..14 wait; the repair of 10 goes first.
+        let q = [k(true, 11), k(true, 12), k(true, 13), k(true, 14)];
+        assert_eq!(retx_slot(q.iter().copied(), 0, k(true, 10)), 0);
+        // Behind the repair already placed.
+        assert_eq!(retx_slot(q.iter().copied(), 1, k(true, 9)), 1);
+        // Never ahead of an earlier PSN of its own direction...
+        assert_eq!(retx_slot(q.iter().copied(), 0, k(true, 13)), 2);
+        assert_eq!(retx_slot(q.iter().copied(), 0, k(true, 20)), 4);
+        // ...but ahead of the other direction's packets, whatever their PSN.
+        let mixed = [k(false, 1), k(true, 12), k(false, 2)];
+        assert_eq!(retx_slot(mixed.iter().copied(), 0, k(true, 10)), 0);
+        assert_eq!(retx_slot(mixed.iter().copied(), 0, k(false, 2)), 1);
+        // Across the PSN wrap, and with a stale `urgent`.
+        let w = [k(false, 0xff_fffe), k(false, 0)];
+        assert_eq!(retx_slot(w.iter().copied(), 0, k(false, 0xff_ffff)), 1);
+        assert_eq!(retx_slot(w.iter().copied(), 0, k(false, 1)), 2);
+        assert_eq!(retx_slot(w.iter().copied(), 9, k(false, 0xff_fff0)), 2);
+        assert_eq!(retx_slot([].into_iter(), 0, k(false, 1)), 0);
+    }
+
     proptest! {
         #[test]
         fn xeth_round_trip(a in any::<u32>(), b in any::<u32>(), c in any::<u32>()) {
@@ -741,6 +797,25 @@ mod tests {
                     prop_assert_eq!(b.get(q), model.contains(&q));
                 }
             }
+        }
+
+        /// A retransmission lands at the first place from which no packet of its own
+        /// direction with an earlier PSN follows it, and never among those placed before.
+        #[test]
+        fn retx_slot_model(q in proptest::collection::vec((any::<bool>(), 0u32..40), 0..40),
+                           urgent in 0usize..45, resp in any::<bool>(), psn in 0u32..40,
+                           base in 0u32..=0xff_ffff) {
+            let b0 = Psn::new(base);
+            let queued: Vec<RxKey> =
+                q.iter().map(|&(r, p)| RxKey { resp: r, psn: b0.add(p) }).collect();
+            let key = RxKey { resp, psn: b0.add(psn) };
+            let at = retx_slot(queued.iter().copied(), urgent, key);
+            let ok = |i: usize| {
+                i >= urgent.min(queued.len())
+                    && queued[i..].iter().all(|x| x.resp != resp || !x.psn.before(key.psn))
+            };
+            prop_assert!(at <= queued.len() && ok(at));
+            prop_assert!((0..at).all(|i| !ok(i)));
         }
 
         /// The bitmap shift keeps exactly the bits at or after the new base.
