@@ -77,25 +77,6 @@ impl<T: TimerHandler> Timer<T> {
     }
 }
 
-/// A point in time `us` microseconds ahead, in jiffies (for expiring records).
-#[derive(Clone, Copy)]
-pub(crate) struct Deadline(usize);
-
-impl Deadline {
-    /// The deadline `us` microseconds from now.
-    pub(crate) fn after_us(us: u64) -> Self {
-        // SAFETY: reading jiffies and converting a duration have no preconditions.
-        Deadline(unsafe { b::rrxe_jiffies().wrapping_add(b::rrxe_usecs_to_jiffies(us)) })
-    }
-
-    /// Whether the deadline has not passed yet (jiffies comparison, wrap-safe).
-    pub(crate) fn pending(self) -> bool {
-        // SAFETY: reading jiffies has no preconditions.
-        let now = unsafe { b::rrxe_jiffies() };
-        (self.0.wrapping_sub(now) as isize) > 0
-    }
-}
-
 impl<T: TimerHandler> Drop for Timer<T> {
     fn drop(&mut self) {
         self.shutdown();
