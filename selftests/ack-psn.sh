@@ -34,7 +34,7 @@ ktap_check "verified WRITE+READ without loss" verify -o write -s 16384 -n 300 -k
 sleep 1
 kill $dump
 wait $dump
-ktap_check "no plain ACK carries a READ response's or an atomic response's PSN" \
+ktap_check "no plain ACK carries a response's PSN or one behind a response sent before it" \
 	bash -c "python3 tools/ack_psn.py $cap $IP1 | sed 's/^/# /'; exit \${PIPESTATUS[0]}"
 rm -f $cap
 devs_down

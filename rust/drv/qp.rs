@@ -207,12 +207,14 @@ struct State {
     read_gap: Option<Psn>,
     // responder
     resp_psn: Psn,
-    /// The PSN a plain ACK carries: the last SEND/WRITE packet executed. Never
-    /// `resp_psn - 1` after a READ or atomic: that is the PSN of the READ's last response
-    /// (or of the ATOMIC ACKNOWLEDGE), and an IBTA requester (rdma_rxe) that has not yet
-    /// received that response completes the READ or atomic on such an ACK, without its
-    /// data. Their own responses acknowledge them.
-    ack_psn: Psn,
+    /// The last request executed was a READ or an atomic. A plain ACK then would name
+    /// either the PSN of its last response (`resp_psn - 1`), on which rdma_rxe completes
+    /// a READ it is still receiving, without the data of the response it lost, or an
+    /// earlier PSN, which behind a READ's responses makes rdma_rxe complete that READ
+    /// early and move the QP to the error state. So an IBTA requester gets no plain ACK
+    /// until a SEND or WRITE is executed: the responses acknowledge everything before
+    /// them. (An rrxe requester completes READs and atomics only from their responses.)
+    read_last: bool,
     msn: u32,
     /// Go-back-N PSN-sequence-error NAKs (one per gap).
     nak: rc::SeqNak,
@@ -480,7 +482,7 @@ impl Qp {
                     cur: None,
                     read_gap: None,
                     resp_psn: Psn::new(0),
-                    ack_psn: Psn::new(0).sub(1),
+                    read_last: false,
                     msn: 0,
                     nak: rc::SeqNak::default(),
                     rq_cons: 0,
@@ -699,7 +701,7 @@ impl Qp {
         }
         if m(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
             st.resp_psn = Psn::new(attr.rq_psn);
-            st.ack_psn = st.resp_psn.sub(1);
+            st.read_last = false;
             self.drop_kept(&mut st);
         }
         if m(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
@@ -2359,8 +2361,15 @@ impl Qp {
         } else if pkt.info.has(f::WRITE) {
             self.recv_write(st, pkt, placed)
         } else if pkt.info.has(f::READ) {
+            // An ACK still owed goes before the responses (they carry later PSNs).
+            if st.acks.batch_end() {
+                self.ack_executed(st);
+            }
             self.read_request(st, pkt, true)
         } else if pkt.info.has(f::ATMETH) {
+            if st.acks.batch_end() {
+                self.ack_executed(st);
+            }
             self.atomic_request(st, pkt)
         } else {
             Err(Syndrome::Nak(NakCode::InvalidRequest))
@@ -2368,9 +2377,11 @@ impl Qp {
         match r {
             Ok(()) => {
                 st.rnr_hold = false;
-                if !pkt.info.has(f::READ) && !pkt.info.has(f::ATMETH) {
+                if pkt.info.has(f::READ) || pkt.info.has(f::ATMETH) {
+                    st.read_last = true;
+                } else {
                     st.resp_psn = psn.add(1);
-                    st.ack_psn = psn;
+                    st.read_last = false;
                     if pkt.info.has(f::LAST) {
                         st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
                     }
@@ -2399,9 +2410,14 @@ impl Qp {
         }
     }
 
-    /// A plain ACK of every request executed (see [`State::ack_psn`]).
+    /// A plain ACK of every request executed, unless the last one was a READ or an
+    /// atomic and the requester is an IBTA one (see [`State::read_last`]).
     fn ack_executed(&self, st: &mut State) {
-        let p = st.ack_psn;
+        if st.read_last && !st.peer_sel {
+            st.acks.sent();
+            return;
+        }
+        let p = st.resp_psn.sub(1);
         self.send_ack(st, p, Syndrome::Ack(0x1f));
     }
 

@@ -5,12 +5,14 @@
 usage: ack_psn.py <capture> <responder IPv4 address>
 
 Among the RoCEv2 packets the responder sent, a plain ACK (RC ACKNOWLEDGE whose AETH
-syndrome is an ACK, without rrxe's SACK) must never carry the PSN of a READ response or of an ATOMIC
-ACKNOWLEDGE it sent on the same QP: an IBTA requester that is still waiting for that
-response completes the READ or the atomic on such an ACK, without its data.
+syndrome is an ACK, without rrxe's SACK) must never carry the PSN of a READ response or
+of an ATOMIC ACKNOWLEDGE it sent on the same QP, and never a PSN at or before a response
+it sent earlier on that QP. rdma_rxe, still receiving that READ, completes it on the
+first without the data it lost; on the second it completes it early and moves the QP to
+the error state.
 
-Prints the counts and every offending PSN; exit status 0 only if there were READ
-responses, atomic responses and ACKs, and no ACK named a response's PSN.
+Prints the counts and the first offending PSNs; exit status 0 only if there were READ
+responses, atomic responses and ACKs, and no ACK broke either rule.
 """
 import socket
 import struct
@@ -46,9 +48,14 @@ def packets(path):
                 yield socket.inet_ntoa(ip[12:16]), ip[ihl + 8:]
 
 
+def after(a, b):
+    """PSN a is after PSN b (24-bit serial arithmetic)."""
+    return 0 < (a - b) % (1 << 24) < (1 << 23)
+
+
 def main():
     cap, responder = sys.argv[1], sys.argv[2]
-    resp, acks = {}, {}
+    resp, acks, high, behind = {}, {}, {}, []
     reads = atomics = 0
     for src, bth in packets(cap):
         if src != responder or len(bth) < 12:
@@ -57,16 +64,23 @@ def main():
         key = (int.from_bytes(bth[5:8], "big"), int.from_bytes(bth[9:12], "big"))
         if opcode in READ_RESP or opcode == ATOMIC_ACK:
             resp[key] = opcode
+            if key[0] not in high or after(key[1], high[key[0]]):
+                high[key[0]] = key[1]
             reads += opcode != ATOMIC_ACK
             atomics += opcode == ATOMIC_ACK
         elif opcode == RC_ACK and len(bth) >= 13 and bth[12] >> 5 == 0 and not bth[8] & XF_EXT:
             acks[key] = acks.get(key, 0) + 1
+            if key[0] in high and not after(key[1], high[key[0]]):
+                behind.append((key, high[key[0]]))
     bad = sorted(k for k in acks if k in resp)
     print(f"{reads} READ responses, {atomics} atomic responses, "
-          f"{sum(acks.values())} ACKs, {len(bad)} ACK PSNs that name a response")
-    for qpn, psn in bad[:10]:
+          f"{sum(acks.values())} ACKs, {len(bad)} ACK PSNs that name a response, "
+          f"{len(behind)} ACKs at or behind a response sent before them")
+    for qpn, psn in bad[:5]:
         print(f"  QP {qpn:#x}: ACK with PSN {psn:#x}, the PSN of opcode {resp[(qpn, psn)]:#x}")
-    return 0 if reads and atomics and acks and not bad else 1
+    for (qpn, psn), h in behind[:5]:
+        print(f"  QP {qpn:#x}: ACK with PSN {psn:#x} after a response with PSN {h:#x}")
+    return 0 if reads and atomics and acks and not bad and not behind else 1
 
 
 if __name__ == "__main__":
