@@ -230,7 +230,7 @@ impl UdpRx for Rrxe {
             return;
         };
         let len = udp_payload.len();
-        let bth = match packet::parse(udp_payload) {
+        let (dqpn, cnp, retx, key) = match packet::parse(udp_payload) {
             Ok(p) => (
                 p.bth.dqpn,
                 p.info.has(f::CNP),
@@ -251,12 +251,12 @@ impl UdpRx for Rrxe {
                 return;
             }
         };
-        if bth.1 {
+        if cnp {
             shared.stats.cnp_rcvd.inc();
             skb.consume();
             return;
         }
-        let Some(qp) = shared.qp(bth.0) else {
+        let Some(qp) = shared.qp(dqpn) else {
             // A corrupted packet is counted as such, whatever QPN its bits now name.
             let body = l3.get(..l3.len().saturating_sub(ICRC_LEN)).unwrap_or(&[]);
             let icrc = l3.get(l3.len().saturating_sub(ICRC_LEN)..);
@@ -273,6 +273,6 @@ impl UdpRx for Rrxe {
             }
             return;
         };
-        qp.queue_rx(skb, len, bth.3, bth.2);
+        qp.queue_rx(skb, len, key, retx);
     }
 }

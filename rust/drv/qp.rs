@@ -2356,20 +2356,19 @@ impl Qp {
     fn in_order(&self, st: &mut State, pkt: &Packet<'_>, placed: Option<u32>) {
         let psn = pkt.bth.psn;
         st.nak.closed();
+        // A READ or atomic answers with responses; an ACK still owed goes before them
+        // (they carry later PSNs).
+        let responds = pkt.info.has(f::READ) || pkt.info.has(f::ATMETH);
+        if responds && st.acks.batch_end() {
+            self.ack_executed(st);
+        }
         let r = if pkt.info.has(f::SEND) {
             self.recv_send(st, pkt, placed)
         } else if pkt.info.has(f::WRITE) {
             self.recv_write(st, pkt, placed)
         } else if pkt.info.has(f::READ) {
-            // An ACK still owed goes before the responses (they carry later PSNs).
-            if st.acks.batch_end() {
-                self.ack_executed(st);
-            }
             self.read_request(st, pkt, true)
         } else if pkt.info.has(f::ATMETH) {
-            if st.acks.batch_end() {
-                self.ack_executed(st);
-            }
             self.atomic_request(st, pkt)
         } else {
             Err(Syndrome::Nak(NakCode::InvalidRequest))
@@ -2377,11 +2376,9 @@ impl Qp {
         match r {
             Ok(()) => {
                 st.rnr_hold = false;
-                if pkt.info.has(f::READ) || pkt.info.has(f::ATMETH) {
-                    st.read_last = true;
-                } else {
+                st.read_last = responds;
+                if !responds {
                     st.resp_psn = psn.add(1);
-                    st.read_last = false;
                     if pkt.info.has(f::LAST) {
                         st.msn = st.msn.wrapping_add(1) & 0xff_ffff;
                     }
