@@ -11,7 +11,7 @@ REPO := $(CURDIR)
 SETUP := scripts/setup.sh
 ENV := source scripts/env.sh
 
-.PHONY: all setup kernel module host-test vm-test interop check run paths clean fmt bench fuzz
+.PHONY: all setup kernel module lint host-test vm-test interop check run paths clean fmt bench fuzz
 
 all: module
 
@@ -24,6 +24,10 @@ kernel: setup
 
 module: kernel
 	@bash scripts/module.sh
+
+# The kernel's clippy lints on the module; any warning fails (part of `make check`).
+lint: kernel
+	@bash scripts/module.sh lint
 
 host-test: setup
 	cd rust/proto && cargo test --release 2>&1

@@ -28,6 +28,9 @@ rm -f "$doc_log"
 [ -n "${dp:-}" ] || { dp=0 df=1; }
 hp=$((hp + dp)) hf=$((hf + df))
 
+echo "== lint (kernel clippy lints on the module)"
+if bash scripts/module.sh lint; then hp=$((hp + 1)); else hf=$((hf + 1)); fi
+
 echo "== module"
 vp=0 vf=0 vs=0
 # vm_part <title> <bench mode>: runs one bench job and adds its last-line counts.

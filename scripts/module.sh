@@ -11,6 +11,21 @@ if [ "${1:-}" = clean ]; then
 	rm -f "$here/rust/sys/bindings_generated.rs" "$here/selftests/tools/rrxe-verify"
 	exit 0
 fi
+if [ "${1:-}" = lint ]; then
+	# The kernel's clippy lints (CLIPPY=1: clippy-driver with the kernel's lint set);
+	# any warning fails. The objects it leaves are rebuilt by the plain build below.
+	command -v clippy-driver >/dev/null || rustup component add clippy
+	log=$(mktemp)
+	touch "$here/rust/rrxe_main.rs"
+	rc=0
+	make "${args[@]}" CLIPPY=1 -j"$(nproc)" modules >"$log" 2>&1 || rc=$?
+	n=$(grep -c -E '^(warning|error)' "$log" || true)
+	grep -E -A6 '^(warning|error)' "$log" | head -60 || true
+	rm -f "$log"
+	echo "lint: clippy: $n warnings or errors (make exit $rc)"
+	[ "$rc" = 0 ] && [ "$n" = 0 ]
+	exit $?
+fi
 make "${args[@]}" -j"$(nproc)" modules
 echo "module: $here/rrxe.ko" >&2
 # The kernel-consumer test module (selftests/kverbs.sh), against the same kernel.

@@ -9,9 +9,11 @@ use crate::kabi::ib::{DevParams, IbDev, IbDriver};
 use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
 use crate::kabi::netdev::{NetDevice, NetNs, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
+use crate::kabi::timer::Deadline;
 use crate::kabi::udp::{SocketRef, UdpSockets};
 use crate::kabi::verbs::{Av, CqHandle, QpHandle, SrqHandle, Udata};
 use crate::proto::port::{eui64_from_mac, ib_mtu_for_netdev, IB_MTU_4096};
+use crate::proto::psn::Psn;
 use crate::proto::uapi::{Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -137,6 +139,7 @@ stats!(
     reasm_high,
     drop_reasm_limit,
     sack_again,
+    closed_acks,
 );
 
 /// Bytes of packets kept beyond the expected PSN, per device (all QPs).
@@ -167,7 +170,35 @@ struct Tables {
     mrs: KVec<Option<Arc<Mr>>>,
     mr_used: KVec<bool>,
     key_gen: u8,
+    /// Recently destroyed RC QPs (see [`Closed`]), reused round-robin from `closed_next`.
+    closed: KVec<Option<Closed>>,
+    closed_next: usize,
 }
+
+/// An RC QP destroyed while connected: enough to acknowledge its peer's retransmissions
+/// of requests it had executed, for [`CLOSED_US`]. A peer whose last ACK was lost would
+/// otherwise retry into a QPN that no longer answers: `ibv_rc_pingpong`'s server exits
+/// right after its last receive, and under loss its client then failed or, with
+/// `retry_cnt` 7 (unlimited in rdma_rxe and rrxe), retried until killed.
+pub(crate) struct Closed {
+    pub(crate) qpn: u32,
+    pub(crate) dest_qpn: u32,
+    /// Requests before this PSN were executed.
+    pub(crate) resp_psn: Psn,
+    /// The PSN its ACKs carried (the last SEND/WRITE packet executed).
+    pub(crate) ack_psn: Psn,
+    pub(crate) msn: u32,
+    pub(crate) path: Arc<Path>,
+    pub(crate) until: Deadline,
+}
+
+/// Destroyed QPs remembered per device.
+const CLOSED_MAX: usize = 16;
+/// How long a destroyed QP's executed requests are still acknowledged.
+pub(crate) const CLOSED_US: u64 = 5_000_000;
+/// How far before a destroyed QP's expected PSN a request may be (a peer has far fewer
+/// requests in flight).
+const CLOSED_PSNS: i32 = 1 << 16;
 
 /// Device state shared with QPs and the packet path.
 #[pin_data]
@@ -201,6 +232,10 @@ impl DevShared {
         let mrs = filled(MR_TABLE, None)?;
         let mut mr_used = filled(MR_TABLE, false)?;
         let ah_table = filled(AH_TABLE, None)?;
+        let mut closed = KVec::with_capacity(CLOSED_MAX, GFP_KERNEL)?;
+        for _ in 0..CLOSED_MAX {
+            closed.push(None, GFP_KERNEL)?;
+        }
         // Index 0 would give key 0x000000xx; keep it unused so lkey 0 never resolves.
         if let Some(u) = mr_used.get_mut(0) {
             *u = true;
@@ -209,7 +244,15 @@ impl DevShared {
             try_pin_init!(DevShared {
                 net,
                 stats: Stats::new(),
-                tables <- new_spinlock_bh!(Tables { qps, qpn_used, mrs, mr_used, key_gen: 0 }),
+                tables <- new_spinlock_bh!(Tables {
+                    qps,
+                    qpn_used,
+                    mrs,
+                    mr_used,
+                    key_gen: 0,
+                    closed,
+                    closed_next: 0
+                }),
                 atomic <- new_spinlock_bh!(()),
                 ahs <- new_spinlock_irq!(ah_table),
             }),
@@ -260,6 +303,40 @@ impl DevShared {
                 .and_then(Option::take)
         };
         drop(old);
+    }
+
+    /// Remembers a destroyed QP (replacing an older record of the same QPN, else the
+    /// oldest slot).
+    pub(crate) fn remember_closed(&self, c: Closed) {
+        let old = {
+            let mut t = self.tables.lock();
+            let at = t
+                .closed
+                .iter()
+                .position(|e| e.as_ref().is_some_and(|e| e.qpn == c.qpn));
+            let i = at.unwrap_or(t.closed_next);
+            if at.is_none() {
+                t.closed_next = (t.closed_next + 1) % CLOSED_MAX;
+            }
+            t.closed.get_mut(i).and_then(|e| e.replace(c))
+        };
+        // (The old record's route is released outside the lock.)
+        drop(old);
+    }
+
+    /// The record of destroyed QP `qpn` if it is recent and `psn` names a request it
+    /// executed: its path, peer QPN, ACK PSN and MSN.
+    pub(crate) fn closed_for(&self, qpn: u32, psn: Psn) -> Option<(Arc<Path>, u32, Psn, u32)> {
+        let t = self.tables.lock();
+        t.closed
+            .iter()
+            .flatten()
+            .find(|e| {
+                e.qpn == qpn
+                    && e.until.pending()
+                    && (1..=CLOSED_PSNS).contains(&e.resp_psn.diff(psn))
+            })
+            .map(|e| (e.path.clone(), e.dest_qpn, e.ack_psn, e.msn))
     }
 
     /// The QP with number `qpn`, if it exists.

@@ -10,9 +10,11 @@ use crate::kabi::skb::{Dst, SkBuff};
 use crate::kabi::udp::UdpRx;
 use crate::kabi::verbs::Av;
 use crate::proto::bth::Bth;
+use crate::proto::exthdr::{Aeth, Syndrome};
 use crate::proto::icrc::{self, IPV4_HLEN, IPV6_HLEN, UDP_HLEN};
 use crate::proto::opcode::{flags as f, ICRC_LEN};
 use crate::proto::packet::{self, write_headers, Ext, Packet, ParseError};
+use crate::proto::psn::Psn;
 use crate::proto::sel;
 use kernel::prelude::*;
 
@@ -194,6 +196,44 @@ impl DevShared {
     }
 }
 
+impl DevShared {
+    /// A SEND or WRITE packet `psn` from `l3`'s source for QP `qpn`, which is gone: if
+    /// the QP was destroyed moments ago and had executed that request, the peer is
+    /// retransmitting because our ACK was lost, and gets it again (see
+    /// [`super::device::Closed`]). `false`: nothing known, the packet is dropped.
+    fn ack_closed(&self, qpn: u32, psn: Psn, l3: &[u8], v6: bool) -> bool {
+        let Some((path, dest_qpn, ack_psn, msn)) = self.closed_for(qpn, psn) else {
+            return false;
+        };
+        let from = if v6 { l3.get(8..24) } else { l3.get(12..16) };
+        let to = if v6 {
+            path.daddr.get(..)
+        } else {
+            path.daddr.get(12..)
+        };
+        if from.is_none() || from != to {
+            return false;
+        }
+        let bth = Bth {
+            opcode: crate::proto::opcode::op::RC_ACK,
+            pkey: 0xffff,
+            dqpn: dest_qpn,
+            psn: ack_psn,
+            ..Bth::default()
+        };
+        let ext = Ext {
+            aeth: Some(Aeth {
+                syndrome: Syndrome::Ack(0x1f),
+                msn,
+            }),
+            ..Ext::default()
+        };
+        self.xmit_hdr(&path, bth, ext);
+        self.stats.closed_acks.inc();
+        true
+    }
+}
+
 /// The RoCEv2 packet in a received skb the QP kept (its ICRC was checked on arrival).
 pub(crate) fn rc_packet(skb: &mut SkBuff) -> Option<Packet<'_>> {
     let (l3, v6) = skb.rx_view().ok()?;
@@ -241,6 +281,8 @@ impl UdpRx for Rrxe {
                     resp: p.info.has(f::RESP),
                     psn: p.bth.psn,
                 },
+                // A SEND or WRITE packet: one a destroyed QP can still acknowledge.
+                p.info.has(f::SEND) || p.info.has(f::WRITE),
             ),
             Err(ParseError::UnknownOpcode(_)) => {
                 shared.stats.drop_opcode.inc();
@@ -268,7 +310,7 @@ impl UdpRx for Rrxe {
                     != Some(c)
             }) {
                 shared.stats.drop_icrc.inc();
-            } else {
+            } else if !(bth.4 && shared.ack_closed(bth.0, bth.3.psn, l3, v6)) {
                 shared.stats.drop_qpn.inc();
             }
             return;

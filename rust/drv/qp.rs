@@ -3,12 +3,12 @@
 //! (requester, completer, responder). The engine runs under the QP's BH lock, from the
 //! doorbell (process context), the receive path (softirq) and the retransmit timer.
 
-use super::device::DevShared;
+use super::device::{Closed, DevShared, CLOSED_US};
 use super::net::{Path, Payload, TxPkt};
 use super::res::{access, Cq, Mr, Ring, Srq};
 use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
 use crate::kabi::skb::SkBuff;
-use crate::kabi::timer::{Timer, TimerHandler};
+use crate::kabi::timer::{Deadline, Timer, TimerHandler};
 use crate::kabi::verbs::{Av, QpHandle, Udata};
 use crate::kabi::work::{Work, WorkHandler};
 use crate::proto::bth::Bth;
@@ -538,10 +538,28 @@ impl Qp {
     pub(crate) fn shutdown(&self) {
         self.dev.remove_qp(self.qpn);
         // After this no packet, timer or work item touches the QP's queues again.
-        {
+        let closed = {
             let mut st = self.st.lock();
+            let connected = !self.ud() && st.state >= qps::RTR && st.state != qps::ERR;
             st.state = qps::RESET;
             self.drop_kept(&mut st);
+            let path = if connected { st.path.take() } else { None };
+            path.map(|p| (p, st.dest_qpn, st.resp_psn, st.ack_psn, st.msn))
+        };
+        // Its peer may still be waiting for the ACK of its last request (lost): keep
+        // answering for a moment. (Without memory for the record, the peer times out.)
+        if let Some((p, dest_qpn, resp_psn, ack_psn, msn)) = closed {
+            if let Ok(path) = Arc::new(p, GFP_KERNEL) {
+                self.dev.remember_closed(Closed {
+                    qpn: self.qpn,
+                    dest_qpn,
+                    resp_psn,
+                    ack_psn,
+                    msn,
+                    path,
+                    until: Deadline::after_us(CLOSED_US),
+                });
+            }
         }
         self.timer.shutdown();
         self.send_work.shutdown();

@@ -274,7 +274,7 @@ impl<T: IbDriver> IbDev<T> {
             let desc = &mut (*ib).node_desc;
             let room = desc.len().saturating_sub(1);
             for (d, s) in desc.iter_mut().zip(p.node_desc.iter().take(room)) {
-                *d = *s as _;
+                *d = *s as c_char;
             }
             (*ib).uverbs_cmd_mask |= (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
                 | (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
@@ -283,14 +283,13 @@ impl<T: IbDriver> IbDev<T> {
         }
         // SAFETY: `ib` and `ndev` are live; on failure the device is freed exactly once
         // (`ib_dealloc_device` runs `dealloc_driver`, which drops the driver state).
-        let r = to_result(unsafe { b::ib_device_set_netdev(ib, ndev.as_raw(), 1) }).and_then(
-            // SAFETY: as above; `name` is NUL-terminated; NULL dma device = virtual DMA.
-            |()| {
+        let r =
+            to_result(unsafe { b::ib_device_set_netdev(ib, ndev.as_raw(), 1) }).and_then(|()| {
+                // SAFETY: as above; `name` is NUL-terminated; NULL dma device = virtual DMA.
                 to_result(unsafe {
                     b::ib_register_device(ib, p.name.as_char_ptr(), core::ptr::null_mut())
                 })
-            },
-        );
+            });
         if let Err(e) = r {
             // SAFETY: registration failed, so the caller owns the device and must free it.
             unsafe { b::ib_dealloc_device(ib) };
@@ -361,6 +360,11 @@ fn this_module() -> *mut b::module {
 
 // ---- ops trampolines: C calls these with pointers ib_core guarantees valid ----
 
+/// # Safety
+///
+/// Called by ib_core on a device of ours (also during registration), so `ib` is an
+/// `IbDev<T>` with initialised driver state (the ops are installed only after that); `attr`
+/// is a valid, exclusive out pointer and `udata` is NULL or valid, both for the call.
 unsafe extern "C" fn query_device<T: IbDriver>(
     ib: *mut b::ib_device,
     attr: *mut b::ib_device_attr,
@@ -377,6 +381,10 @@ unsafe extern "C" fn query_device<T: IbDriver>(
     from_result(|| T::query_device(dev, attr, lens).map(|()| 0))
 }
 
+/// # Safety
+///
+/// Called by ib_core on a device of ours (`ib` as in [`query_device`]); `attr` is a valid,
+/// exclusive out pointer for the call.
 unsafe extern "C" fn query_port<T: IbDriver>(
     ib: *mut b::ib_device,
     port: u32,
@@ -387,6 +395,10 @@ unsafe extern "C" fn query_port<T: IbDriver>(
     from_result(|| T::query_port(dev, port, attr).map(|()| 0))
 }
 
+/// # Safety
+///
+/// Called by ib_core during registration of a device of ours (`ib` as in [`query_device`]);
+/// `imm` is a valid, exclusive out pointer for the call.
 unsafe extern "C" fn get_port_immutable<T: IbDriver>(
     ib: *mut b::ib_device,
     port: u32,
@@ -397,10 +409,17 @@ unsafe extern "C" fn get_port_immutable<T: IbDriver>(
     from_result(|| T::port_immutable(dev, port, imm).map(|()| 0))
 }
 
+/// # Safety
+///
+/// None beyond the op's C signature: neither argument is dereferenced.
 unsafe extern "C" fn get_link_layer(_ib: *mut b::ib_device, _port: u32) -> b::rdma_link_layer {
     b::rdma_link_layer_IB_LINK_LAYER_ETHERNET
 }
 
+/// # Safety
+///
+/// Called by ib_core on a device of ours (`ib` as in [`query_device`]); `pkey` is a valid,
+/// exclusive out pointer for the call.
 unsafe extern "C" fn query_pkey<T: IbDriver>(
     ib: *mut b::ib_device,
     port: u32,
@@ -415,23 +434,42 @@ unsafe extern "C" fn query_pkey<T: IbDriver>(
     })
 }
 
+/// # Safety
+///
+/// None beyond the op's C signature: neither argument is dereferenced.
 unsafe extern "C" fn alloc_ucontext(_uctx: *mut b::ib_ucontext, _udata: *mut b::ib_udata) -> c_int {
     0
 }
 
+/// # Safety
+///
+/// None beyond the op's C signature: `_uctx` is not dereferenced.
 unsafe extern "C" fn dealloc_ucontext(_uctx: *mut b::ib_ucontext) {}
 
 /// Device removal with processes still attached: ib_core destroys their objects through
 /// the ordinary destroy ops and zaps the ring mappings; nothing else to let go of. Having
 /// the op lets `rdma link delete` and rmmod proceed instead of waiting for the processes.
+///
+/// # Safety
+///
+/// None beyond the op's C signature: `_uctx` is not dereferenced.
 unsafe extern "C" fn disassociate_ucontext(_uctx: *mut b::ib_ucontext) {}
 
+/// # Safety
+///
+/// Called by ib_core once per device from `ib_register_device`, with `ib` an `IbDev<T>`
+/// whose driver state is initialised (the ops are only installed after that).
 unsafe extern "C" fn enable_driver<T: IbDriver>(ib: *mut b::ib_device) -> c_int {
     // SAFETY: called once the registered device is visible.
     let dev = unsafe { IbDev::<T>::from_raw(ib) };
     from_result(|| T::enable(dev).map(|()| 0))
 }
 
+/// # Safety
+///
+/// Called by ib_core exactly once, from `ib_dealloc_device`, as the last op before `ib` is
+/// freed; `ib` is an `IbDev<T>` whose driver state was initialised before the ops were
+/// installed, and nothing touches that state afterwards.
 unsafe extern "C" fn dealloc_driver<T: IbDriver>(ib: *mut b::ib_device) {
     // SAFETY: ib_core calls this exactly once, as the last op before freeing the memory,
     // and the ops (hence this call) are only installed after the state was initialised.
@@ -450,6 +488,10 @@ fn errno(e: Error) -> c_int {
     e.to_errno()
 }
 
+/// # Safety
+///
+/// Called by ib_core with `pd` a freshly zero-allocated `PdShell<T>` (our `size_ib_pd`)
+/// whose `device` is one of our registered devices; no one else can see the PD yet.
 unsafe extern "C" fn alloc_pd<T: IbDriver>(pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
     // SAFETY: ib_core passes a zeroed PD shell of our size on one of our devices.
     let dev = unsafe { IbDev::<T>::from_raw((*pd).device) };
@@ -460,6 +502,10 @@ unsafe extern "C" fn alloc_pd<T: IbDriver>(pd: *mut b::ib_pd, _udata: *mut b::ib
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `pd` a PD shell of ours on one of our devices; ib_core serialises
+/// the call against every other use of the PD and frees the shell afterwards.
 unsafe extern "C" fn dealloc_pd<T: IbDriver>(pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
     // SAFETY: ib_core serialises destroy against every other use of the PD.
     let dev = unsafe { IbDev::<T>::from_raw((*pd).device) };
@@ -470,6 +516,10 @@ unsafe extern "C" fn dealloc_pd<T: IbDriver>(pd: *mut b::ib_pd, _udata: *mut b::
     0
 }
 
+/// # Safety
+///
+/// Called by ib_core in the registering process's context with `pd` a live PD shell of
+/// ours on one of our devices; `dmah` is NULL or valid (only tested for NULL).
 unsafe extern "C" fn reg_user_mr<T: IbDriver>(
     pd: *mut b::ib_pd,
     start: u64,
@@ -505,6 +555,10 @@ unsafe extern "C" fn reg_user_mr<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `mr` an `MrShell<T::Mr>` returned by our `reg_user_mr` or
+/// `get_dma_mr`; ib_core never uses `mr` again after this call.
 unsafe extern "C" fn dereg_mr<T: IbDriver>(mr: *mut b::ib_mr, _udata: *mut b::ib_udata) -> c_int {
     // SAFETY: the MR was allocated by `reg_user_mr` on one of our devices.
     let dev = unsafe { IbDev::<T>::from_raw((*mr).device) };
@@ -516,6 +570,11 @@ unsafe extern "C" fn dereg_mr<T: IbDriver>(mr: *mut b::ib_mr, _udata: *mut b::ib
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `cq` a zeroed `CqShell<T>` whose `device` is ours and that lives
+/// until `destroy_cq`; `attr` is valid for the call; `attrs` is NULL (kernel consumer) or
+/// a uverbs bundle whose first member is the driver udata.
 unsafe extern "C" fn create_cq<T: IbDriver>(
     cq: *mut b::ib_cq,
     attr: *const b::ib_cq_init_attr,
@@ -543,6 +602,10 @@ unsafe extern "C" fn create_cq<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `cq` a live CQ shell of ours, serialised against every other op
+/// on it; after a successful return ib_core frees the shell.
 unsafe extern "C" fn destroy_cq<T: IbDriver>(cq: *mut b::ib_cq, _udata: *mut b::ib_udata) -> c_int {
     // SAFETY: live CQ shell of ours.
     let (dev, shell) = unsafe {
@@ -561,6 +624,10 @@ unsafe extern "C" fn destroy_cq<T: IbDriver>(cq: *mut b::ib_cq, _udata: *mut b::
     0
 }
 
+/// # Safety
+///
+/// Called by uverbs with `cq` a live CQ shell of ours, serialised with the CQ's other
+/// verbs; `udata` is NULL or valid for the call.
 unsafe extern "C" fn resize_user_cq<T: IbDriver>(
     cq: *mut b::ib_cq,
     cqe: c_uint,
@@ -582,6 +649,9 @@ unsafe extern "C" fn resize_user_cq<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core (any context) with `cq` a live CQ shell of ours.
 unsafe extern "C" fn req_notify_cq<T: IbDriver>(
     cq: *mut b::ib_cq,
     flags: b::ib_cq_notify_flags,
@@ -591,6 +661,11 @@ unsafe extern "C" fn req_notify_cq<T: IbDriver>(
     shell.data().map_or(0, |c| T::req_notify_cq(c, flags))
 }
 
+/// # Safety
+///
+/// Called by ib_core with `qp` a zeroed `QpShell<T>` whose device and PD are ours and that
+/// lives until `destroy_qp` returns; `init` is valid and exclusive for the call, its CQs and
+/// SRQ are NULL or live objects of ours; `udata` is NULL or valid.
 unsafe extern "C" fn create_qp<T: IbDriver>(
     qp: *mut b::ib_qp,
     init: *mut b::ib_qp_init_attr,
@@ -645,6 +720,9 @@ unsafe extern "C" fn create_qp<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `qp` a live QP shell of ours and `attr` valid for the call.
 unsafe extern "C" fn modify_qp<T: IbDriver>(
     qp: *mut b::ib_qp,
     attr: *mut b::ib_qp_attr,
@@ -669,6 +747,10 @@ unsafe extern "C" fn modify_qp<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `qp` a live QP shell of ours; `attr` and `init` are valid,
+/// exclusive out pointers for the call.
 unsafe extern "C" fn query_qp<T: IbDriver>(
     qp: *mut b::ib_qp,
     attr: *mut b::ib_qp_attr,
@@ -684,6 +766,10 @@ unsafe extern "C" fn query_qp<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `qp` a live QP shell of ours, serialised against every other op
+/// on it; ib_core frees the shell afterwards.
 unsafe extern "C" fn destroy_qp<T: IbDriver>(qp: *mut b::ib_qp, _udata: *mut b::ib_udata) -> c_int {
     // SAFETY: live QP of ours; ib_core serialises destroy with every other op.
     let dev = unsafe { IbDev::<T>::from_raw((*qp).device) };
@@ -696,6 +782,10 @@ unsafe extern "C" fn destroy_qp<T: IbDriver>(qp: *mut b::ib_qp, _udata: *mut b::
     0
 }
 
+/// # Safety
+///
+/// Called by ib_core with `qp` a live QP shell of ours; `wr` is NULL or a valid request
+/// list whose UD address handles are live AHs of ours; `bad` is NULL or writable.
 unsafe extern "C" fn post_send<T: IbDriver>(
     qp: *mut b::ib_qp,
     wr: *const b::ib_send_wr,
@@ -766,6 +856,10 @@ unsafe fn post_recv_list(
     0
 }
 
+/// # Safety
+///
+/// Called by ib_core with `qp` a live QP shell of ours; `wr` is NULL or a valid request
+/// list and `bad` is NULL or writable.
 unsafe extern "C" fn post_recv<T: IbDriver>(
     qp: *mut b::ib_qp,
     wr: *const b::ib_recv_wr,
@@ -780,6 +874,9 @@ unsafe extern "C" fn post_recv<T: IbDriver>(
     unsafe { post_recv_list(wr, bad, |w| T::post_recv_kernel(q, w)) }
 }
 
+/// # Safety
+///
+/// As [`post_recv`], with `srq` a live SRQ shell of ours.
 unsafe extern "C" fn post_srq_recv<T: IbDriver>(
     srq: *mut b::ib_srq,
     wr: *const b::ib_recv_wr,
@@ -794,6 +891,9 @@ unsafe extern "C" fn post_srq_recv<T: IbDriver>(
     unsafe { post_recv_list(wr, bad, |w| T::post_srq_recv_kernel(q, w)) }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `cq` a live CQ shell of ours and `wc` writable for `n` entries.
 unsafe extern "C" fn poll_cq<T: IbDriver>(cq: *mut b::ib_cq, n: c_int, wc: *mut b::ib_wc) -> c_int {
     // SAFETY: live CQ of ours.
     let (dev, shell) = unsafe {
@@ -814,6 +914,9 @@ unsafe extern "C" fn poll_cq<T: IbDriver>(cq: *mut b::ib_cq, n: c_int, wc: *mut 
     got.min(max) as c_int
 }
 
+/// # Safety
+///
+/// Called by ib_core for a kernel consumer with `pd` a live PD shell of ours.
 unsafe extern "C" fn get_dma_mr<T: IbDriver>(pd: *mut b::ib_pd, access: c_int) -> *mut b::ib_mr {
     let fail = |e: Error| -> *mut b::ib_mr { kernel::error::Error::to_ptr(e) };
     // SAFETY: a live PD of ours.
@@ -841,6 +944,11 @@ unsafe extern "C" fn get_dma_mr<T: IbDriver>(pd: *mut b::ib_pd, access: c_int) -
 /// Response tail of CREATE_AH for librxe (`struct rxe_create_ah_resp`).
 const AH_RESP_LEN: usize = 8;
 
+/// # Safety
+///
+/// Called by ib_core (maybe atomic unless `RDMA_CREATE_AH_SLEEPABLE`) with `ah` a zeroed
+/// `AhShell<T>` whose device and PD are ours; `init` and its `ah_attr` are valid for the
+/// call; `udata` is NULL or valid.
 unsafe extern "C" fn create_ah<T: IbDriver>(
     ah: *mut b::ib_ah,
     init: *mut b::rdma_ah_init_attr,
@@ -881,6 +989,10 @@ unsafe extern "C" fn create_ah<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `ah` a live AH shell of ours that no other op uses any more;
+/// ib_core frees the shell afterwards.
 unsafe extern "C" fn destroy_ah<T: IbDriver>(ah: *mut b::ib_ah, _flags: u32) -> c_int {
     // SAFETY: live AH of ours; ib_core frees the shell afterwards.
     let (dev, a) = unsafe {
@@ -895,6 +1007,11 @@ unsafe extern "C" fn destroy_ah<T: IbDriver>(ah: *mut b::ib_ah, _flags: u32) -> 
     0
 }
 
+/// # Safety
+///
+/// Called by ib_core with `srq` a zeroed `SrqShell<T>` whose device and PD are ours and that
+/// lives until `destroy_srq`; `init` is valid and exclusive for the call; `udata` is NULL or
+/// valid.
 unsafe extern "C" fn create_srq<T: IbDriver>(
     srq: *mut b::ib_srq,
     init: *mut b::ib_srq_init_attr,
@@ -929,6 +1046,9 @@ unsafe extern "C" fn create_srq<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `srq` a live SRQ shell of ours and `attr` valid for the call.
 unsafe extern "C" fn modify_srq<T: IbDriver>(
     srq: *mut b::ib_srq,
     attr: *mut b::ib_srq_attr,
@@ -944,6 +1064,10 @@ unsafe extern "C" fn modify_srq<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `srq` a live SRQ shell of ours and `attr` a valid, exclusive out
+/// pointer for the call.
 unsafe extern "C" fn query_srq<T: IbDriver>(
     srq: *mut b::ib_srq,
     attr: *mut b::ib_srq_attr,
@@ -959,6 +1083,10 @@ unsafe extern "C" fn query_srq<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `srq` a live SRQ shell of ours that no QP uses and no other op
+/// touches any more; ib_core frees the shell afterwards.
 unsafe extern "C" fn destroy_srq<T: IbDriver>(
     srq: *mut b::ib_srq,
     _udata: *mut b::ib_udata,
@@ -989,6 +1117,10 @@ fn stat_count<T: IbDriver>() -> usize {
     T::COUNTERS.len().min(MAX_COUNTERS)
 }
 
+/// # Safety
+///
+/// Called by ib_core for a device of ours, which exists only after
+/// [`LinkRegistration::register`] filled `STAT_DESCS`; the arguments are not dereferenced.
 unsafe extern "C" fn alloc_hw_port_stats<T: IbDriver>(
     _ib: *mut b::ib_device,
     _port: u32,
@@ -1004,6 +1136,10 @@ unsafe extern "C" fn alloc_hw_port_stats<T: IbDriver>(
     }
 }
 
+/// # Safety
+///
+/// Called by ib_core with `ib` a registered device of ours and `stats` allocated by
+/// [`alloc_hw_port_stats`] for it (room for `stat_count::<T>()` counters).
 unsafe extern "C" fn get_hw_stats<T: IbDriver>(
     ib: *mut b::ib_device,
     stats: *mut b::rdma_hw_stats,
@@ -1093,12 +1229,20 @@ unsafe impl Sync for LinkOpsCell {}
 /// address for ib_core's list and for every device's `link_ops`).
 static LINK_OPS: LinkOpsCell = LinkOpsCell(Opaque::zeroed());
 
+/// # Safety
+///
+/// Called by ib_core for `rdma link add ... type rrxe` with `name` NUL-terminated and
+/// `ndev` a net device it holds a reference on, both for the duration of the call.
 unsafe extern "C" fn newlink<T: IbDriver>(name: *const c_char, ndev: *mut b::net_device) -> c_int {
     // SAFETY: ib_core passes a NUL-terminated name and a net device it holds a reference on.
     let (name, ndev) = unsafe { (CStr::from_char_ptr(name), NetDevice::from_raw(ndev)) };
     from_result(|| T::newlink(name, ndev).map(|()| 0))
 }
 
+/// # Safety
+///
+/// Called by ib_core for `rdma link delete` on a device whose `link_ops` is our
+/// `LINK_OPS`, so `ib` is a registered `IbDev<T>`; ib_core holds a reference for the call.
 unsafe extern "C" fn dellink<T: IbDriver>(ib: *mut b::ib_device) -> c_int {
     // SAFETY: only our devices have `link_ops` pointing here; ib_core holds a reference.
     let dev = unsafe { IbDev::<T>::from_raw(ib) };

@@ -29,10 +29,9 @@ impl Umem {
         let umem = NonNull::new(u).ok_or(EFAULT)?;
         // SAFETY: `umem` is valid until released.
         let n = unsafe { b::rrxe_umem_num_pages(umem.as_ptr()) };
-        let mut raw: KVec<*mut b::page> = KVec::with_capacity(n, GFP_KERNEL).map_err(|e| {
+        let mut raw: KVec<*mut b::page> = KVec::with_capacity(n, GFP_KERNEL).inspect_err(|_| {
             // SAFETY: not handed out yet.
             unsafe { b::ib_umem_release(umem.as_ptr()) };
-            e
         })?;
         for _ in 0..n {
             let _ = raw.push(core::ptr::null_mut(), GFP_KERNEL);

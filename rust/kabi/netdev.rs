@@ -143,6 +143,11 @@ pub(crate) struct NetdevNotifier<T: NetdevEvents> {
     _t: PhantomData<T>,
 }
 
+/// # Safety
+///
+/// Called by the netdevice notifier chain (process context, RTNL held) for the block
+/// registered by [`NetdevNotifier::register`]; `ptr` is a `netdev_notifier_info` whose
+/// device is alive for the call.
 unsafe extern "C" fn notifier_call<T: NetdevEvents>(
     _nb: *mut b::notifier_block,
     event: usize,

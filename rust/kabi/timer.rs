@@ -27,6 +27,11 @@ unsafe impl<T: TimerHandler> Send for Timer<T> {}
 // SAFETY: as above.
 unsafe impl<T: TimerHandler> Sync for Timer<T> {}
 
+/// # Safety
+///
+/// Called by the timer core (softirq) for a timer set up by [`Timer::new`], so `t` is the
+/// first field of a pinned `TimerBox<T>`, not freed before [`Timer::shutdown`] (also run on
+/// drop) has waited for this call; a non-NULL `ctx` is the object given to [`Timer::bind`].
 unsafe extern "C" fn fire<T: TimerHandler>(t: *mut b::timer_list) {
     // SAFETY: `t` is the first field of a live `TimerBox<T>` (shutdown waits for us).
     let tb = unsafe { &*t.cast::<TimerBox<T>>() };
@@ -74,6 +79,25 @@ impl<T: TimerHandler> Timer<T> {
         self.0.ctx.store(core::ptr::null_mut(), Ordering::Release);
         // SAFETY: initialised in `new`; may sleep-wait for the callback (process context).
         unsafe { b::timer_delete_sync(self.0.timer.get()) };
+    }
+}
+
+/// A point in time `us` microseconds ahead, in jiffies (for expiring records).
+#[derive(Clone, Copy)]
+pub(crate) struct Deadline(usize);
+
+impl Deadline {
+    /// The deadline `us` microseconds from now.
+    pub(crate) fn after_us(us: u64) -> Self {
+        // SAFETY: reading jiffies and converting a duration have no preconditions.
+        Deadline(unsafe { b::rrxe_jiffies().wrapping_add(b::rrxe_usecs_to_jiffies(us)) })
+    }
+
+    /// Whether the deadline has not passed yet (jiffies comparison, wrap-safe).
+    pub(crate) fn pending(self) -> bool {
+        // SAFETY: reading jiffies has no preconditions.
+        let now = unsafe { b::rrxe_jiffies() };
+        (self.0.wrapping_sub(now) as isize) > 0
     }
 }
 

@@ -29,6 +29,10 @@ kernel::sync::global_lock! {
     unsafe(uninit) static SOCKS: Mutex<KVec<NetSocks>> = KVec::new();
 }
 
+/// # Safety
+///
+/// Called by the UDP core (softirq) for a socket opened by [`UdpSockets::get`] with `skb`
+/// NULL or a valid sk_buff whose ownership passes to us; `_sk` is not dereferenced.
 unsafe extern "C" fn encap_rcv<T: UdpRx>(_sk: *mut b::sock, skb: *mut b::sk_buff) -> c_int {
     // SAFETY: the UDP core hands us ownership of `skb`; returning 0 tells it we consumed it.
     if let Some(skb) = unsafe { SkBuff::from_raw(skb) } {
@@ -46,6 +50,11 @@ fn close(s: &NetSocks) {
     }
 }
 
+/// # Safety
+///
+/// Called by the netns core (process context) through the shim's pernet_operations, which
+/// [`UdpSockets::init`] registers only after initialising `SOCKS`; `net` is only compared,
+/// never dereferenced.
 unsafe extern "C" fn pernet_exit(net: *mut b::net) {
     let mut socks = SOCKS.lock();
     if let Some(i) = socks.iter().position(|s| s.net == net as usize) {

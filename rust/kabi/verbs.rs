@@ -132,6 +132,12 @@ impl Drop for Mmap {
 }
 
 /// `ops.mmap`: maps the ring registered at the VMA's offset.
+///
+/// # Safety
+///
+/// Called by ib_core for `mmap()` on a uverbs file of our device: `uctx` is the caller's
+/// live ucontext, whose entries were all inserted by [`Mmap::insert`], and `vma` the VMA
+/// being set up.
 pub(crate) unsafe extern "C" fn mmap(
     uctx: *mut b::ib_ucontext,
     vma: *mut b::vm_area_struct,
@@ -153,6 +159,11 @@ pub(crate) unsafe extern "C" fn mmap(
 }
 
 /// `ops.mmap_free`: the last reference on an entry went away.
+///
+/// # Safety
+///
+/// Called by ib_core once, after the last reference on `e` went away; `e` was inserted by
+/// [`Mmap::insert`] (first field of a leaked `KBox<MmapEntry>`) and is never used again.
 pub(crate) unsafe extern "C" fn mmap_free(e: *mut b::rdma_user_mmap_entry) {
     // SAFETY: allocated by `Mmap::insert` as a `KBox<MmapEntry>` with the entry first.
     drop(unsafe { KBox::from_raw(e.cast::<MmapEntry>()) });
@@ -421,15 +432,9 @@ pub(crate) unsafe fn kernel_send_wr(
         flags: w.send_flags as u32,
         // The kernel's imm_data is already big-endian in memory, like userspace's.
         ex,
-        remote_addr: 0,
-        rkey: 0,
-        compare_add: 0,
-        swap: 0,
-        remote_qpn: 0,
-        remote_qkey: 0,
-        ah_num: 0,
         length,
         payload: Payload::Sges { sge, num },
+        ..SendWqe::EMPTY
     };
     let ud = qp_type == b::ib_qp_type_IB_QPT_UD || qp_type == b::ib_qp_type_IB_QPT_GSI;
     if ud {

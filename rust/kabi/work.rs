@@ -29,6 +29,12 @@ unsafe impl<T: WorkHandler> Send for Work<T> {}
 // SAFETY: as above.
 unsafe impl<T: WorkHandler> Sync for Work<T> {}
 
+/// # Safety
+///
+/// Called by the workqueue core (process context) for an item set up by [`Work::new`], so
+/// `w` is the first field of a pinned `WorkBox<T>`; the owner calls [`Work::shutdown`], which
+/// waits for this call, before that box or the object given to [`Work::bind`] (a non-NULL
+/// `ctx`) can go away.
 unsafe extern "C" fn run<T: WorkHandler>(w: *mut b::work_struct) {
     // SAFETY: `w` is the first field of a live `WorkBox<T>` (shutdown waits for us).
     let wb = unsafe { &*w.cast::<WorkBox<T>>() };

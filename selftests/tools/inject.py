@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Sends hand-made RoCEv2 packets (IPv4, raw socket) for the malformed-input selftest.
 
-usage: inject.py SRC DST KIND COUNT
-KIND: bad_icrc | unknown_qpn | unknown_opcode | truncated | pad_underflow | bad_tver
+usage: inject.py SRC DST KIND COUNT [QPN PSN]
+KIND: bad_icrc | unknown_qpn | unknown_opcode | truncated | pad_underflow | bad_tver |
+      send (an RC SEND ONLY to QPN with PSN: a well-formed request, e.g. a peer's
+      retransmission)
 Every packet except bad_icrc/truncated carries a correct ICRC, so the receiver's parser,
 not its CRC check, has to reject it.
 """
@@ -58,6 +60,9 @@ def main():
             p = packet(src, dst, bth(0x04, 0x11, i, pad=3), ident)
         elif kind == "bad_tver":
             p = packet(src, dst, bth(0x04, 0x11, i, tver=1) + b"abcd", ident)
+        elif kind == "send":
+            qpn, psn = int(sys.argv[5], 0), int(sys.argv[6], 0)
+            p = packet(src, dst, bth(0x04, qpn, psn) + b"abcd", ident)
         elif kind == "truncated":
             ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + 8 + 6, ident, 0x4000, 64, 17, 0,
                              socket.inet_aton(src), socket.inet_aton(dst))

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A destroyed RC QP still acknowledges, for 5 s, the requests it executed. The server of
+# ibv_rc_pingpong exits as soon as its last receive and send complete; when the ACK of the
+# client's last SEND was lost, the client then retried into a QPN that no longer answered
+# and (retry_cnt 7 is unlimited in rdma_rxe and rrxe) never finished. After a clean
+# ibv_rc_pingpong -n 1, SENDs are injected from the client's address to the server's
+# destroyed QP (tools/inject.py): the PSN the client's SEND had gets an ACK (closed_acks),
+# a PSN the QP never executed does not (drop_qpn), and neither does anything once the
+# 5 s are over or for a QPN never used.
+cd "$(dirname "$0")" && . lib/ktap.sh
+ktap_header
+ktap_plan 5
+hosts_up
+devs_up
+in1 timeout 60 ibv_rc_pingpong -d rrxe1 -g 1 -n 1 -s 4096 -p 18520 >/tmp/cq.srv 2>&1 &
+srv=$!
+wait_for "in1 ss -ltn | grep -q ':18520 '" 30
+in0 timeout 60 ibv_rc_pingpong -d rrxe0 -g 1 -n 1 -s 4096 -p 18520 "$IP1" >/tmp/cq.cli 2>&1
+c=$?
+wait $srv
+s=$?
+t0=$(date +%s)
+# "local address:  LID 0x0000, QPN 0x000011, PSN 0x12ab34, GID ..." and "remote address: ..."
+psn=$(awk -F'PSN ' '/local address/ { split($2, a, /[,:]/); print a[1] }' /tmp/cq.cli)
+qpn=$(awk -F'QPN ' '/remote address/ { split($2, a, ","); print a[1] }' /tmp/cq.cli)
+ktap_check "ibv_rc_pingpong -n 1 finished on both sides (server QPN $qpn, client PSN $psn)" \
+	bash -c "[ $c -eq 0 ] && [ $s -eq 0 ] && [ -n '$qpn' ] && [ -n '$psn' ]"
+inject() { in0 python3 tools/inject.py "$IP0" "$IP1" "$@"; }
+a0=$(counter rrxe1 closed_acks) q0=$(counter rrxe1 drop_qpn)
+inject send 3 "$qpn" "$psn"
+ktap_check "a resent SEND the destroyed QP executed is acknowledged (closed_acks +3)" \
+	wait_for "[ \$(( \$(counter rrxe1 closed_acks) - $a0 )) -eq 3 ]" 5
+a0=$(counter rrxe1 closed_acks) q0=$(counter rrxe1 drop_qpn)
+inject send 3 "$qpn" $((psn + 1000))
+ktap_check "a SEND it never executed is dropped (drop_qpn +3, no ACK)" \
+	wait_for "[ \$(( \$(counter rrxe1 drop_qpn) - $q0 )) -eq 3 ] && [ \$(counter rrxe1 closed_acks) = $a0 ]" 5
+d=$((t0 + 6 - $(date +%s)))
+[ $d -gt 0 ] && sleep $d
+a0=$(counter rrxe1 closed_acks) q0=$(counter rrxe1 drop_qpn)
+inject send 3 "$qpn" "$psn"
+ktap_check "after 5 s the record is gone (drop_qpn +3, no ACK)" \
+	wait_for "[ \$(( \$(counter rrxe1 drop_qpn) - $q0 )) -eq 3 ] && [ \$(counter rrxe1 closed_acks) = $a0 ]" 5
+a0=$(counter rrxe1 closed_acks) q0=$(counter rrxe1 drop_qpn)
+inject unknown_qpn 3
+ktap_check "a SEND for a QPN never used is dropped (drop_qpn +3, no ACK)" \
+	wait_for "[ \$(( \$(counter rrxe1 drop_qpn) - $q0 )) -eq 3 ] && [ \$(counter rrxe1 closed_acks) = $a0 ]" 5
+devs_down
+ktap_finished
