@@ -167,6 +167,10 @@ impl DevShared {
 struct Tables {
     qps: KVec<Option<Arc<Qp>>>,
     qpn_used: KVec<bool>,
+    /// Where the search for a free QPN starts: QPNs are handed out cyclically, as
+    /// rdma_rxe does, so that a destroyed QP's number is not reused at once (its peer's
+    /// late packets, and its `Closed` record, would then meet a new connection).
+    qpn_next: usize,
     mrs: KVec<Option<Arc<Mr>>>,
     mr_used: KVec<bool>,
     key_gen: u8,
@@ -183,10 +187,8 @@ struct Tables {
 pub(crate) struct Closed {
     pub(crate) qpn: u32,
     pub(crate) dest_qpn: u32,
-    /// Requests before this PSN were executed.
+    /// Requests before this PSN were executed (the ACK names the one before it).
     pub(crate) resp_psn: Psn,
-    /// The PSN its ACKs carried (the last SEND/WRITE packet executed).
-    pub(crate) ack_psn: Psn,
     pub(crate) msn: u32,
     pub(crate) path: Arc<Path>,
     pub(crate) until: Deadline,
@@ -195,7 +197,7 @@ pub(crate) struct Closed {
 /// Destroyed QPs remembered per device.
 const CLOSED_MAX: usize = 16;
 /// How long a destroyed QP's executed requests are still acknowledged.
-pub(crate) const CLOSED_US: u64 = 5_000_000;
+pub(crate) const CLOSED_US: u64 = 20_000_000;
 /// How far before a destroyed QP's expected PSN a request may be (a peer has far fewer
 /// requests in flight).
 const CLOSED_PSNS: i32 = 1 << 16;
@@ -247,6 +249,7 @@ impl DevShared {
                 tables <- new_spinlock_bh!(Tables {
                     qps,
                     qpn_used,
+                    qpn_next: 1,
                     mrs,
                     mr_used,
                     key_gen: 0,
@@ -260,7 +263,8 @@ impl DevShared {
         )
     }
 
-    /// Reserves a QP number: 1 for the GSI QP, else the lowest free one from 16.
+    /// Reserves a QP number: 1 for the GSI QP, else the next free one from 16 on,
+    /// cyclically (see [`Tables::qpn_next`]).
     pub(crate) fn alloc_qpn(&self, gsi: bool) -> Result<u32> {
         let mut t = self.tables.lock();
         let i = if gsi {
@@ -268,12 +272,18 @@ impl DevShared {
                 .then_some(0)
                 .ok_or(EBUSY)?
         } else {
-            t.qpn_used
-                .iter()
-                .skip(1)
-                .position(|u| !u)
-                .map(|i| i + 1)
-                .ok_or(ENOMEM)?
+            let from = t.qpn_next.clamp(1, QP_TABLE);
+            let free = |r: core::ops::Range<usize>| {
+                r.clone()
+                    .zip(t.qpn_used.get(r).unwrap_or(&[]))
+                    .find(|(_, u)| !**u)
+                    .map(|(i, _)| i)
+            };
+            let i = free(from..QP_TABLE + 1)
+                .or_else(|| free(1..from))
+                .ok_or(ENOMEM)?;
+            t.qpn_next = if i >= QP_TABLE { 1 } else { i + 1 };
+            i
         };
         if let Some(u) = t.qpn_used.get_mut(i) {
             *u = true;
@@ -336,7 +346,7 @@ impl DevShared {
                     && e.until.pending()
                     && (1..=CLOSED_PSNS).contains(&e.resp_psn.diff(psn))
             })
-            .map(|e| (e.path.clone(), e.dest_qpn, e.ack_psn, e.msn))
+            .map(|e| (e.path.clone(), e.dest_qpn, e.resp_psn.sub(1), e.msn))
     }
 
     /// The QP with number `qpn`, if it exists.

@@ -270,7 +270,7 @@ impl UdpRx for Rrxe {
             return;
         };
         let len = udp_payload.len();
-        let (dqpn, cnp, retx, key) = match packet::parse(udp_payload) {
+        let (dqpn, cnp, retx, key, request) = match packet::parse(udp_payload) {
             Ok(p) => (
                 p.bth.dqpn,
                 p.info.has(f::CNP),
@@ -310,7 +310,7 @@ impl UdpRx for Rrxe {
                     != Some(c)
             }) {
                 shared.stats.drop_icrc.inc();
-            } else if !(bth.4 && shared.ack_closed(bth.0, bth.3.psn, l3, v6)) {
+            } else if !(request && shared.ack_closed(dqpn, key.psn, l3, v6)) {
                 shared.stats.drop_qpn.inc();
             }
             return;

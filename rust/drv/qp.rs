@@ -123,9 +123,16 @@ struct Slot {
     seq: u32,
 }
 
-/// Responder context of a multi-packet SEND.
+/// The largest WQE, in packets, a doorbell leaves to the work item while packets are in
+/// flight (see `Qp::autocork`).
+const AUTOCORK_PKTS: u32 = 8;
+
+/// Responder context of a multi-packet SEND. The receive WQE (about 530 bytes) is
+/// allocated with the QP and decoded into in place, never moved.
 struct RecvCtx {
-    wqe: RecvWqe,
+    /// A SEND is in progress and `wqe` is its receive WQE.
+    active: bool,
+    wqe: KBox<RecvWqe>,
     offset: u32,
     /// XETH WQE sequence number of the SEND (selective peers).
     seq: Option<u32>,
@@ -173,6 +180,40 @@ impl Kept {
     }
 }
 
+/// A decoded send WQE, allocated with the QP and reused: at about 700 bytes, moving one
+/// per packet cost more copying than the payload did.
+struct WqeCache {
+    /// The slot `wqe` holds, if it is to be reused.
+    slot: Option<u32>,
+    /// Taken out while in use (see `Qp::take_wqe`).
+    wqe: Option<KBox<SendWqe>>,
+}
+
+impl WqeCache {
+    fn new() -> Result<Self> {
+        Ok(WqeCache {
+            slot: None,
+            wqe: Some(KBox::new(SendWqe::EMPTY, GFP_KERNEL)?),
+        })
+    }
+
+    fn put(&mut self, w: KBox<SendWqe>) {
+        self.wqe = Some(w);
+    }
+
+    /// The slot may be posted again: decode it afresh next time.
+    fn forget(&mut self) {
+        self.slot = None;
+    }
+
+    /// Slot `i` completed (it may be posted again).
+    fn completed(&mut self, i: u32) {
+        if self.slot == Some(i) {
+            self.slot = None;
+        }
+    }
+}
+
 struct State {
     state: u32,
     /// UD: the Q_Key of the QP.
@@ -200,8 +241,11 @@ struct State {
     retries_left: u8,
     rnr_left: u8,
     rnr_wait: bool,
-    /// The WQE being transmitted, decoded once (slot index, copy).
-    cur: Option<(u32, SendWqe)>,
+    /// The WQE being transmitted (`sq_next`), decoded once for all its packets.
+    cur: WqeCache,
+    /// The READ or atomic WQE whose responses are arriving, decoded once for all of
+    /// them (forgotten when it completes).
+    comp: WqeCache,
     /// The PSN the requester last went back to because a READ response skipped ahead
     /// (one re-request per gap, not one per out-of-order packet).
     read_gap: Option<Psn>,
@@ -219,7 +263,7 @@ struct State {
     /// Go-back-N PSN-sequence-error NAKs (one per gap).
     nak: rc::SeqNak,
     rq_cons: u32,
-    recv: Option<RecvCtx>,
+    recv: RecvCtx,
     write: Option<WriteCtx>,
     /// Results of the last executed atomics, by PSN, for duplicate requests.
     replay: KVec<Option<(Psn, u64)>>,
@@ -479,14 +523,20 @@ impl Qp {
                     retries_left: 0,
                     rnr_left: 0,
                     rnr_wait: false,
-                    cur: None,
+                    cur: WqeCache::new()?,
+                    comp: WqeCache::new()?,
                     read_gap: None,
                     resp_psn: Psn::new(0),
                     read_last: false,
                     msn: 0,
                     nak: rc::SeqNak::default(),
                     rq_cons: 0,
-                    recv: None,
+                    recv: RecvCtx {
+                        active: false,
+                        wqe: KBox::new(RecvWqe::EMPTY, GFP_KERNEL)?,
+                        offset: 0,
+                        seq: None,
+                    },
                     write: None,
                     replay,
                     atomic_next: 0,
@@ -540,21 +590,25 @@ impl Qp {
         // After this no packet, timer or work item touches the QP's queues again.
         let closed = {
             let mut st = self.st.lock();
-            let connected = !self.ud() && st.state >= qps::RTR && st.state != qps::ERR;
+            // (Not after a READ or atomic to an IBTA requester: an ACK would complete
+            // it, see [`State::read_last`].)
+            let keep = !self.ud()
+                && st.state >= qps::RTR
+                && st.state != qps::ERR
+                && (st.peer_sel || !st.read_last);
             st.state = qps::RESET;
             self.drop_kept(&mut st);
-            let path = if connected { st.path.take() } else { None };
-            path.map(|p| (p, st.dest_qpn, st.resp_psn, st.ack_psn, st.msn))
+            let path = if keep { st.path.take() } else { None };
+            path.map(|p| (p, st.dest_qpn, st.resp_psn, st.msn))
         };
         // Its peer may still be waiting for the ACK of its last request (lost): keep
         // answering for a moment. (Without memory for the record, the peer times out.)
-        if let Some((p, dest_qpn, resp_psn, ack_psn, msn)) = closed {
+        if let Some((p, dest_qpn, resp_psn, msn)) = closed {
             if let Ok(path) = Arc::new(p, GFP_KERNEL) {
                 self.dev.remember_closed(Closed {
                     qpn: self.qpn,
                     dest_qpn,
                     resp_psn,
-                    ack_psn,
                     msn,
                     path,
                     until: Deadline::after_us(CLOSED_US),
@@ -820,6 +874,11 @@ impl Qp {
             return Ok(());
         }
         let mut st = self.st.lock();
+        if self.autocork(&mut st) {
+            drop(st);
+            self.send_work.queue();
+            return Ok(());
+        }
         // (Declared after the guard: ends before the unlock runs pending softirqs.)
         let _e = self.engine();
         match st.state {
@@ -835,6 +894,28 @@ impl Qp {
         }
     }
 
+    /// Whether a doorbell leaves the next WQE to the work item (like TCP's autocorking):
+    /// packets are in flight, so ACKs run the requester soon anyway, and the WQE is a
+    /// small SEND or WRITE (at most [`AUTOCORK_PKTS`] packets), which the work item then
+    /// sends together with whatever else was posted meanwhile: fewer requester runs and
+    /// fewer ACKs per message. A READ or atomic, a large WQE or an idle QP is sent from
+    /// the syscall at once: a large one keeps the posting thread's CPU busy with its own
+    /// packets, and a READ request waited on would stall its responses.
+    fn autocork(&self, st: &mut State) -> bool {
+        let i = st.sq_next;
+        if st.state != qps::RTS || st.req_psn == st.comp_psn || i == self.sq.producer() {
+            return false;
+        }
+        let Ok(w) = self.take_wqe(&mut st.cur, i, true) else {
+            return false;
+        };
+        let small = !rc::needs_response(w.opcode)
+            && w.length <= AUTOCORK_PKTS.saturating_mul(st.mtu)
+            && !self.ud();
+        st.cur.put(w);
+        small
+    }
+
     fn reset(&self, st: &mut State) {
         st.state = qps::RESET;
         self.in_error.store(false, Ordering::Release);
@@ -846,9 +927,10 @@ impl Qp {
             st.rq_cons = rq.producer();
             rq.publish_consumer(st.rq_cons);
         }
-        st.recv = None;
+        st.recv.active = false;
         st.write = None;
-        st.cur = None;
+        st.cur.forget();
+        st.comp.forget();
         st.rd_outstanding = 0;
         st.rnr_wait = false;
         st.nak.closed();
@@ -926,12 +1008,12 @@ impl Qp {
                 _ => false,
             }
         } else if pkt.info.has(f::SEND) {
-            match &st.recv {
-                Some(c) if c.seq == Some(x.wqe_seq) && x.total <= c.wqe.length => {
-                    let sge = c.wqe.sge.get(..c.wqe.num).unwrap_or(&[]);
-                    self.scatter(sge, x.offset, pkt.payload).is_some()
-                }
-                _ => false,
+            let c = &st.recv;
+            if c.active && c.seq == Some(x.wqe_seq) && x.total <= c.wqe.length {
+                let sge = c.wqe.sge.get(..c.wqe.num).unwrap_or(&[]);
+                self.scatter(sge, x.offset, pkt.payload).is_some()
+            } else {
+                false
             }
         } else {
             false
@@ -1040,11 +1122,12 @@ impl Qp {
             *slot = Slot::default();
         }
         st.sq_cons = self.sq.geom.next(i);
+        st.cur.completed(i);
+        st.comp.completed(i);
         if st.sq_next == i {
             // Completed while waiting to be sent again (its responses arrived after a
             // rewind): the next WQE keeps its original PSNs.
             st.sq_next = st.sq_cons;
-            st.cur = None;
             if s.started && st.req_psn.before(s.last_psn.add(1)) {
                 st.req_psn = s.last_psn.add(1);
             }
@@ -1096,7 +1179,7 @@ impl Qp {
         st.sq_next = st.sq_cons;
         // Receive WQEs of an SRQ belong to the SRQ, not to this QP.
         let Some(rq) = &self.rq else {
-            st.recv = None;
+            st.recv.active = false;
             st.write = None;
             return;
         };
@@ -1117,16 +1200,41 @@ impl Qp {
             st.rq_cons = rq.geom.next(st.rq_cons);
             rq.publish_consumer(st.rq_cons);
         }
-        st.recv = None;
+        st.recv.active = false;
         st.write = None;
     }
 
     // ---------------------------------------------------------------- requester
 
-    fn decode_slot(&self, i: u32) -> core::result::Result<SendWqe, ()> {
-        let mut buf = [0u8; uapi::SEND_WQE_HDR + uapi::MAX_INLINE];
-        let s = self.sq.read_slot(i, &mut buf).ok_or(())?;
-        SendWqe::decode(s, self.max_send_sge as usize, self.max_inline as usize).map_err(|_| ())
+    /// The decoded WQE of slot `i` out of cache `c` (decoded again unless it is the one
+    /// cached); give it back with [`WqeCache::put`]. `keep`: remember that it holds slot
+    /// `i` (the caller forgets it before the slot can be posted again).
+    fn take_wqe(
+        &self,
+        c: &mut WqeCache,
+        i: u32,
+        keep: bool,
+    ) -> core::result::Result<KBox<SendWqe>, ()> {
+        let mut w = match c.wqe.take() {
+            Some(w) => w,
+            None => KBox::new(SendWqe::EMPTY, GFP_ATOMIC).map_err(|_| ())?,
+        };
+        if c.slot != Some(i) {
+            c.slot = None;
+            let mut buf = [0u8; uapi::SEND_WQE_HDR + uapi::MAX_INLINE];
+            let decoded = self.sq.read_slot(i, &mut buf).and_then(|s| {
+                w.decode_into(s, self.max_send_sge as usize, self.max_inline as usize)
+                    .ok()
+            });
+            if decoded.is_none() {
+                c.put(w);
+                return Err(());
+            }
+            if keep {
+                c.slot = Some(i);
+            }
+        }
+        Ok(w)
     }
 
     /// Sends as much as the window allows (in SQD only what was started before the drain).
@@ -1148,32 +1256,32 @@ impl Qp {
             if i == self.sq.producer() || (st.state == qps::SQD && i == st.sqd_stop) {
                 break;
             }
-            let cached = match st.cur.take() {
-                Some((ci, w)) if ci == i => Ok(w),
-                _ => self.decode_slot(i),
-            };
-            let Ok(wqe) = cached else {
+            let Ok(wqe) = self.take_wqe(&mut st.cur, i, true) else {
                 self.fail_at(st, i, wc_status::LOC_QP_OP_ERR);
                 break;
             };
-            let Some(kind) = Kind::of_wr(wqe.opcode) else {
-                self.fail_at(st, i, wc_status::LOC_QP_OP_ERR);
-                break;
-            };
+            let kind = Kind::of_wr(wqe.opcode);
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
-            if rc::needs_response(wqe.opcode)
+            let blocked = rc::needs_response(wqe.opcode)
                 && st.rd_outstanding >= u32::from(st.max_rd_atomic.max(1))
-                && !slot.started
-            {
+                && !slot.started;
+            let sent = match kind {
+                Some(k) if !blocked => Some(self.send_next(st, i, &wqe, k, slot)),
+                _ => None,
+            };
+            st.cur.put(wqe);
+            let Some(sent) = sent else {
+                if kind.is_none() {
+                    self.fail_at(st, i, wc_status::LOC_QP_OP_ERR);
+                }
                 break;
-            }
-            match self.send_next(st, i, &wqe, kind, slot) {
+            };
+            match sent {
                 Ok(done) => {
                     sent_any = true;
                     if done {
                         st.sq_next = self.sq.geom.next(i);
-                    } else {
-                        st.cur = Some((i, wqe));
+                        st.cur.forget();
                     }
                 }
                 Err(status) => {
@@ -1194,21 +1302,25 @@ impl Qp {
     fn ud_run(&self, st: &mut State) {
         while st.sq_next != self.sq.producer() {
             let i = st.sq_next;
-            let r = self
-                .decode_slot(i)
-                .map_err(|()| wc_status::LOC_QP_OP_ERR)
-                .and_then(|w| self.ud_send(st, &w).map(|()| w));
-            match r {
+            let r = match self.take_wqe(&mut st.cur, i, false) {
                 Ok(w) => {
+                    let r = self.ud_send(st, &w).map(|()| Slot {
+                        wr_id: w.wr_id,
+                        opcode: w.opcode,
+                        flags: w.flags,
+                        length: w.length,
+                        started: true,
+                        ..Slot::default()
+                    });
+                    st.cur.put(w);
+                    r
+                }
+                Err(()) => Err(wc_status::LOC_QP_OP_ERR),
+            };
+            match r {
+                Ok(slot) => {
                     if let Some(s) = st.slots.get_mut(i as usize) {
-                        *s = Slot {
-                            wr_id: w.wr_id,
-                            opcode: w.opcode,
-                            flags: w.flags,
-                            length: w.length,
-                            started: true,
-                            ..Slot::default()
-                        };
+                        *s = slot;
                     }
                     st.sq_next = self.sq.geom.next(i);
                     self.complete_send(st, wc_status::SUCCESS);
@@ -1279,11 +1391,12 @@ impl Qp {
             self.dev.stats.drop_qkey.inc();
             return;
         }
-        let Ok(wqe) = self.take_recv_wqe(st) else {
+        if self.take_recv_wqe(st).is_err() {
             // Datagrams are unreliable: no receive WQE, no delivery.
             self.dev.stats.drop_no_recv.inc();
             return;
-        };
+        }
+        let wqe = &st.recv.wqe;
         let mut grh = [0u8; GRH_LEN];
         let at = GRH_LEN.saturating_sub(ip.len());
         if let (Some(d), Some(src)) = (grh.get_mut(at..), ip.get(..GRH_LEN.min(ip.len()))) {
@@ -1556,18 +1669,17 @@ impl Qp {
             }
             return;
         }
-        let cached = match st.cur {
-            Some((ci, w)) if ci == i => Ok(w),
-            _ => self.decode_slot(i),
+        let Some(kind) = Kind::of_wr(s.opcode) else {
+            return;
         };
-        let (Ok(wqe), Some(kind)) = (cached, Kind::of_wr(s.opcode)) else {
+        let keep = i == st.sq_next;
+        let Ok(wqe) = self.take_wqe(&mut st.cur, i, keep) else {
             return;
         };
         let k = psn.diff(s.first_psn).max(0) as u32;
-        if self
-            .data_packet(st, &wqe, kind, &s, k, true, xflags)
-            .is_ok()
-        {
+        let sent = self.data_packet(st, &wqe, kind, &s, k, true, xflags);
+        st.cur.put(wqe);
+        if sent.is_ok() {
             self.dev.stats.retx_packets.inc();
         }
     }
@@ -1705,7 +1817,7 @@ impl Qp {
         if found {
             st.req_psn = psn;
         }
-        st.cur = None;
+        st.cur.forget();
     }
 
     // ---------------------------------------------------------------- completer
@@ -1881,20 +1993,27 @@ impl Qp {
     /// Writes response data into the scatter list of WQE `i` at `off` (at most `limit`
     /// bytes in all); on failure the QP fails and `false` is returned.
     fn deliver(&self, st: &mut State, i: u32, off: u32, data: &[u8], limit: u32) -> bool {
-        let Ok(wqe) = self.decode_slot(i) else {
+        let Ok(wqe) = self.take_wqe(&mut st.comp, i, true) else {
             self.fail(st, wc_status::LOC_QP_OP_ERR);
             return false;
         };
-        let uapi::Payload::Sges { sge, num } = wqe.payload else {
-            self.fail(st, wc_status::LOC_QP_OP_ERR);
-            return false;
+        let status = match &wqe.payload {
+            uapi::Payload::Sges { sge, num } => {
+                if off.saturating_add(data.len() as u32) > limit
+                    || self
+                        .scatter(sge.get(..*num).unwrap_or(&[]), off, data)
+                        .is_none()
+                {
+                    wc_status::LOC_PROT_ERR
+                } else {
+                    wc_status::SUCCESS
+                }
+            }
+            uapi::Payload::Inline { .. } => wc_status::LOC_QP_OP_ERR,
         };
-        if off.saturating_add(data.len() as u32) > limit
-            || self
-                .scatter(sge.get(..num).unwrap_or(&[]), off, data)
-                .is_none()
-        {
-            self.fail(st, wc_status::LOC_PROT_ERR);
+        st.comp.put(wqe);
+        if status != wc_status::SUCCESS {
+            self.fail(st, status);
             return false;
         }
         true
@@ -2125,10 +2244,12 @@ impl Qp {
     }
 
     /// Sends a READ request for `n` response PSNs of READ slot `i` starting at `psn`.
-    fn read_request_range(&self, st: &State, i: u32, s: &Slot, psn: Psn, n: u32, xflags: u8) {
-        let Ok(wqe) = self.decode_slot(i) else {
+    fn read_request_range(&self, st: &mut State, i: u32, s: &Slot, psn: Psn, n: u32, xflags: u8) {
+        let Ok(wqe) = self.take_wqe(&mut st.comp, i, true) else {
             return;
         };
+        let (va, rkey) = (wqe.remote_addr, wqe.rkey);
+        st.comp.put(wqe);
         let Some(path) = st.path.as_ref() else {
             return;
         };
@@ -2149,8 +2270,8 @@ impl Qp {
         };
         let ext = Ext {
             reth: Some(Reth {
-                va: wqe.remote_addr.wrapping_add(u64::from(off)),
-                rkey: wqe.rkey,
+                va: va.wrapping_add(u64::from(off)),
+                rkey,
                 len,
             }),
             ..Ext::default()
@@ -2498,13 +2619,14 @@ impl Qp {
         st.acks.sent();
     }
 
-    /// The next receive WQE. From the RQ it stays posted until [`Qp::complete_recv`];
-    /// from an SRQ it is taken at once (other QPs share the queue).
-    fn take_recv_wqe(&self, st: &mut State) -> core::result::Result<RecvWqe, Syndrome> {
+    /// Decodes the next receive WQE into `st.recv.wqe`. From the RQ it stays posted
+    /// until [`Qp::complete_recv`]; from an SRQ it is taken at once (other QPs share the
+    /// queue).
+    fn take_recv_wqe(&self, st: &mut State) -> core::result::Result<(), Syndrome> {
         let bad = Syndrome::Nak(NakCode::RemoteOpErr);
         let Some(rq) = &self.rq else {
-            return match self.srq.as_ref().and_then(|q| q.take()) {
-                Some(w) => w.map_err(|()| bad),
+            return match self.srq.as_ref().and_then(|q| q.take(&mut st.recv.wqe)) {
+                Some(r) => r.map_err(|()| bad),
                 None => Err(Syndrome::Rnr(0)),
             };
         };
@@ -2513,7 +2635,10 @@ impl Qp {
         }
         let mut buf = [0u8; uapi::RECV_WQE_HDR + uapi::MAX_SGE * uapi::SGE_LEN];
         let s = rq.read_slot(st.rq_cons, &mut buf).ok_or(bad)?;
-        RecvWqe::decode(s, self.max_recv_sge as usize).map_err(|_| bad)
+        st.recv
+            .wqe
+            .decode_into(s, self.max_recv_sge as usize)
+            .map_err(|_| bad)
     }
 
     fn complete_recv(&self, st: &mut State, cqe: Cqe, solicited: bool) {
@@ -2533,43 +2658,39 @@ impl Qp {
         placed: Option<u32>,
     ) -> core::result::Result<(), Syndrome> {
         if pkt.info.has(f::FIRST) {
-            let wqe = self.take_recv_wqe(st)?;
-            let seq = pkt.xeth().map(|x| x.wqe_seq);
-            st.recv = Some(RecvCtx {
-                wqe,
-                offset: 0,
-                seq,
-            });
+            self.take_recv_wqe(st)?;
+            st.recv.active = true;
+            st.recv.offset = 0;
+            st.recv.seq = pkt.xeth().map(|x| x.wqe_seq);
         }
-        let Some(ctx) = st.recv.as_mut() else {
+        let ctx = &st.recv;
+        if !ctx.active {
             return Err(Syndrome::Nak(NakCode::InvalidRequest));
-        };
+        }
         let data = pkt.payload;
         let n = placed.unwrap_or(data.len() as u32);
-        let (wqe, off) = (ctx.wqe, ctx.offset);
-        if off.saturating_add(n) > wqe.length
+        let (wr_id, off) = (ctx.wqe.wr_id, ctx.offset);
+        if off.saturating_add(n) > ctx.wqe.length
             || (placed.is_none()
                 && self
-                    .scatter(wqe.sge.get(..wqe.num).unwrap_or(&[]), off, data)
+                    .scatter(ctx.wqe.sge.get(..ctx.wqe.num).unwrap_or(&[]), off, data)
                     .is_none())
         {
             let cqe = Cqe {
-                wr_id: wqe.wr_id,
+                wr_id,
                 status: wc_status::LOC_LEN_ERR,
                 qp_num: self.qpn,
                 ..Cqe::default()
             };
-            st.recv = None;
+            st.recv.active = false;
             self.complete_recv(st, cqe, false);
             return Err(Syndrome::Nak(NakCode::InvalidRequest));
         }
-        if let Some(c) = st.recv.as_mut() {
-            c.offset = off + n;
-        }
+        st.recv.offset = off + n;
         if pkt.info.has(f::LAST) {
             let total = off + n;
             let mut cqe = Cqe {
-                wr_id: wqe.wr_id,
+                wr_id,
                 status: wc_status::SUCCESS,
                 opcode: wc_opcode::RECV,
                 byte_len: total,
@@ -2587,7 +2708,7 @@ impl Qp {
                 cqe.ex = rkey;
                 cqe.wc_flags |= wc_flags::WITH_INV;
             }
-            st.recv = None;
+            st.recv.active = false;
             self.complete_recv(st, cqe, pkt.bth.se);
         }
         Ok(())
@@ -2653,9 +2774,9 @@ impl Qp {
         if pkt.info.has(f::LAST) {
             st.write = None;
             if let Some(imm) = pkt.imm() {
-                let wqe = self.take_recv_wqe(st)?;
+                self.take_recv_wqe(st)?;
                 let cqe = Cqe {
-                    wr_id: wqe.wr_id,
+                    wr_id: st.recv.wqe.wr_id,
                     status: wc_status::SUCCESS,
                     opcode: wc_opcode::RECV_RDMA_WITH_IMM,
                     byte_len: len,

@@ -452,7 +452,7 @@ impl Srq {
 
     /// Takes the next receive WQE: `None` if the queue is empty, `Some(Err)` if the slot
     /// does not decode (it is consumed either way).
-    pub(crate) fn take(&self) -> Option<core::result::Result<RecvWqe, ()>> {
+    pub(crate) fn take(&self, into: &mut RecvWqe) -> Option<core::result::Result<(), ()>> {
         let mut st = self.st.lock();
         let prod = self.rq.producer();
         if st.cons == prod {
@@ -463,7 +463,7 @@ impl Srq {
             .rq
             .read_slot(st.cons, &mut buf)
             .ok_or(())
-            .and_then(|s| RecvWqe::decode(s, self.max_sge as usize).map_err(|_| ()));
+            .and_then(|s| into.decode_into(s, self.max_sge as usize).map_err(|_| ()));
         st.cons = self.rq.geom.next(st.cons);
         self.rq.publish_consumer(st.cons);
         let fire = st.limit != 0 && self.rq.geom.count(prod, st.cons) < st.limit;

@@ -99,6 +99,13 @@ pub struct Sge {
 }
 
 impl Sge {
+    /// An empty entry.
+    pub const ZERO: Sge = Sge {
+        addr: 0,
+        length: 0,
+        lkey: 0,
+    };
+
     fn encode(&self, b: &mut [u8], off: usize) -> Option<()> {
         put_at(b, off, &self.addr.to_le_bytes())?;
         put_at(b, off + 8, &self.length.to_le_bytes())?;
@@ -237,59 +244,131 @@ fn le64(b: &[u8], off: usize) -> Result<u64, WqeError> {
 }
 
 impl SendWqe {
+    /// An all-zero WQE (SGE payload, no entries): the starting point of
+    /// [`SendWqe::decode_into`].
+    pub const EMPTY: SendWqe = SendWqe {
+        wr_id: 0,
+        opcode: 0,
+        flags: 0,
+        ex: 0,
+        remote_addr: 0,
+        rkey: 0,
+        compare_add: 0,
+        swap: 0,
+        remote_qpn: 0,
+        remote_qkey: 0,
+        ah_num: 0,
+        length: 0,
+        payload: Payload::Sges {
+            sge: [Sge::ZERO; MAX_SGE],
+            num: 0,
+        },
+    };
+
     /// Decodes a send WQE slot. `max_sge` and `max_inline` are the queue's real limits.
     /// The SGE lengths, not the user's `dma.length`, define the total length.
     pub fn decode(b: &[u8], max_sge: usize, max_inline: usize) -> Result<SendWqe, WqeError> {
+        let mut w = SendWqe::EMPTY;
+        w.decode_into(b, max_sge, max_inline)?;
+        Ok(w)
+    }
+
+    /// [`SendWqe::decode`] into `self`, in place: a WQE is about 700 bytes, and the
+    /// requester keeps one per QP rather than moving it for every packet. On success
+    /// `self` equals what `decode` returns (entries past the valid ones are zero, as
+    /// long as they were zero in `self` on entry, which holds for [`SendWqe::EMPTY`] and
+    /// for anything this function left behind); on error `self` is unchanged.
+    pub fn decode_into(
+        &mut self,
+        b: &[u8],
+        max_sge: usize,
+        max_inline: usize,
+    ) -> Result<(), WqeError> {
         let opcode = le32(b, 12)?;
         let flags = le32(b, 16)?;
         let num_sge = le32(b, 184 + 12)? as usize;
         let dma_len = le32(b, 184)? as usize;
-        let payload = if flags & send_flags::INLINE != 0 {
+        let atomic = opcode == wr::ATOMIC_CMP_AND_SWP || opcode == wr::ATOMIC_FETCH_AND_ADD;
+        // Every check first, so that an error leaves `self` as it was.
+        let wr_id = le64(b, 0)?;
+        let ex = le32(b, 20)?;
+        let remote_addr = le64(b, 24)?;
+        let rkey = if atomic { le32(b, 48)? } else { le32(b, 32)? };
+        let compare_add = le64(b, 32)?;
+        let swap = le64(b, 40)?;
+        let remote_qpn = le32(b, 24)?;
+        let remote_qkey = le32(b, 28)?;
+        let ah_num = le32(b, 36)?;
+        let inline = flags & send_flags::INLINE != 0;
+        let (body, length) = if inline {
             if dma_len > max_inline.min(MAX_INLINE) {
                 return Err(WqeError::InlineTooLong);
             }
             let src = b
                 .get(SEND_WQE_HDR..SEND_WQE_HDR + dma_len)
                 .ok_or(WqeError::Truncated)?;
-            let mut data = [0u8; MAX_INLINE];
-            data.get_mut(..dma_len)
-                .ok_or(WqeError::InlineTooLong)?
-                .copy_from_slice(src);
-            Payload::Inline { data, len: dma_len }
+            (src, dma_len as u32)
         } else {
             if num_sge > max_sge.min(MAX_SGE) {
                 return Err(WqeError::TooManySge);
             }
-            let mut sge = [Sge::default(); MAX_SGE];
-            for (i, s) in sge.iter_mut().enumerate().take(num_sge) {
-                *s = Sge::decode(b, SEND_WQE_HDR + i * SGE_LEN).ok_or(WqeError::Truncated)?;
+            let src = b
+                .get(SEND_WQE_HDR..)
+                .unwrap_or(&[])
+                .get(..num_sge * SGE_LEN)
+                .ok_or(WqeError::Truncated)?;
+            let length = src
+                .chunks_exact(SGE_LEN)
+                .try_fold(0u32, |acc, e| {
+                    acc.checked_add(Sge::decode(e, 0).map_or(0, |s| s.length))
+                })
+                .ok_or(WqeError::LengthOverflow)?;
+            (src, length)
+        };
+        match (&mut self.payload, inline) {
+            (Payload::Inline { .. }, true) | (Payload::Sges { .. }, false) => {}
+            (p, true) => {
+                *p = Payload::Inline {
+                    data: [0; MAX_INLINE],
+                    len: 0,
+                }
             }
-            Payload::Sges { sge, num: num_sge }
-        };
-        let length = match &payload {
-            Payload::Inline { len, .. } => *len as u32,
-            Payload::Sges { sge, num } => sge
-                .iter()
-                .take(*num)
-                .try_fold(0u32, |acc, s| acc.checked_add(s.length))
-                .ok_or(WqeError::LengthOverflow)?,
-        };
-        let atomic = opcode == wr::ATOMIC_CMP_AND_SWP || opcode == wr::ATOMIC_FETCH_AND_ADD;
-        Ok(SendWqe {
-            wr_id: le64(b, 0)?,
-            opcode,
-            flags,
-            ex: le32(b, 20)?,
-            remote_addr: le64(b, 24)?,
-            rkey: if atomic { le32(b, 48)? } else { le32(b, 32)? },
-            compare_add: le64(b, 32)?,
-            swap: le64(b, 40)?,
-            remote_qpn: le32(b, 24)?,
-            remote_qkey: le32(b, 28)?,
-            ah_num: le32(b, 36)?,
-            length,
-            payload,
-        })
+            (p, false) => *p = SendWqe::EMPTY.payload,
+        }
+        match &mut self.payload {
+            Payload::Inline { data, len } => {
+                // Zero what the previous WQE left past the new end, then copy.
+                if let Some(stale) = data.get_mut(body.len()..*len) {
+                    stale.fill(0);
+                }
+                if let Some(d) = data.get_mut(..body.len()) {
+                    d.copy_from_slice(body);
+                }
+                *len = body.len();
+            }
+            Payload::Sges { sge, num } => {
+                if let Some(stale) = sge.get_mut(num_sge..*num) {
+                    stale.fill(Sge::default());
+                }
+                for (s, e) in sge.iter_mut().zip(body.chunks_exact(SGE_LEN)) {
+                    *s = Sge::decode(e, 0).unwrap_or_default();
+                }
+                *num = num_sge;
+            }
+        }
+        self.wr_id = wr_id;
+        self.opcode = opcode;
+        self.flags = flags;
+        self.ex = ex;
+        self.remote_addr = remote_addr;
+        self.rkey = rkey;
+        self.compare_add = compare_add;
+        self.swap = swap;
+        self.remote_qpn = remote_qpn;
+        self.remote_qkey = remote_qkey;
+        self.ah_num = ah_num;
+        self.length = length;
+        Ok(())
     }
 }
 
@@ -347,26 +426,46 @@ pub struct RecvWqe {
 }
 
 impl RecvWqe {
+    /// An all-zero WQE: the starting point of [`RecvWqe::decode_into`].
+    pub const EMPTY: RecvWqe = RecvWqe {
+        wr_id: 0,
+        sge: [Sge::ZERO; MAX_SGE],
+        num: 0,
+        length: 0,
+    };
+
     /// Decodes a receive WQE slot with at most `max_sge` SGEs.
     pub fn decode(b: &[u8], max_sge: usize) -> Result<RecvWqe, WqeError> {
+        let mut w = RecvWqe::EMPTY;
+        w.decode_into(b, max_sge)?;
+        Ok(w)
+    }
+
+    /// [`RecvWqe::decode`] into `self`, in place (about 530 bytes; see
+    /// [`SendWqe::decode_into`] for the guarantees).
+    pub fn decode_into(&mut self, b: &[u8], max_sge: usize) -> Result<(), WqeError> {
         let num = le32(b, 16 + 12)? as usize;
         if num > max_sge.min(MAX_SGE) {
             return Err(WqeError::TooManySge);
         }
-        let mut sge = [Sge::default(); MAX_SGE];
-        for (i, s) in sge.iter_mut().enumerate().take(num) {
-            *s = Sge::decode(b, RECV_WQE_HDR + i * SGE_LEN).ok_or(WqeError::Truncated)?;
+        let src = b
+            .get(RECV_WQE_HDR..)
+            .unwrap_or(&[])
+            .get(..num * SGE_LEN)
+            .ok_or(WqeError::Truncated)?;
+        let wr_id = le64(b, 0)?;
+        if let Some(stale) = self.sge.get_mut(num..self.num) {
+            stale.fill(Sge::default());
         }
-        let length = sge
-            .iter()
-            .take(num)
-            .fold(0u32, |acc, s| acc.saturating_add(s.length));
-        Ok(RecvWqe {
-            wr_id: le64(b, 0)?,
-            sge,
-            num,
-            length,
-        })
+        let mut length = 0u32;
+        for (s, e) in self.sge.iter_mut().zip(src.chunks_exact(SGE_LEN)) {
+            *s = Sge::decode(e, 0).unwrap_or_default();
+            length = length.saturating_add(s.length);
+        }
+        self.wr_id = wr_id;
+        self.num = num;
+        self.length = length;
+        Ok(())
     }
 
     /// Encodes the WQE into a slot in the layout librxe writes.
@@ -524,6 +623,7 @@ pub fn rq_elem(max_sge: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn send_wqe_round_trip() {
@@ -671,6 +771,168 @@ mod tests {
         let w = SendWqe::decode(&inl, 1, 128).unwrap();
         assert_eq!(w.length, 100);
         assert_eq!(SendWqe::decode(&b[..100], 4, 64), Err(WqeError::Truncated));
+    }
+
+    /// The decoder as first written (a fresh WQE per call): the reference for
+    /// `decode_into`.
+    fn decode_reference(b: &[u8], max_sge: usize, max_inline: usize) -> Result<SendWqe, WqeError> {
+        let opcode = le32(b, 12)?;
+        let flags = le32(b, 16)?;
+        let num_sge = le32(b, 184 + 12)? as usize;
+        let dma_len = le32(b, 184)? as usize;
+        let payload = if flags & send_flags::INLINE != 0 {
+            if dma_len > max_inline.min(MAX_INLINE) {
+                return Err(WqeError::InlineTooLong);
+            }
+            let src = b
+                .get(SEND_WQE_HDR..SEND_WQE_HDR + dma_len)
+                .ok_or(WqeError::Truncated)?;
+            let mut data = [0u8; MAX_INLINE];
+            data[..dma_len].copy_from_slice(src);
+            Payload::Inline { data, len: dma_len }
+        } else {
+            if num_sge > max_sge.min(MAX_SGE) {
+                return Err(WqeError::TooManySge);
+            }
+            let mut sge = [Sge::default(); MAX_SGE];
+            for (i, s) in sge.iter_mut().enumerate().take(num_sge) {
+                *s = Sge::decode(b, SEND_WQE_HDR + i * SGE_LEN).ok_or(WqeError::Truncated)?;
+            }
+            Payload::Sges { sge, num: num_sge }
+        };
+        let length = match &payload {
+            Payload::Inline { len, .. } => *len as u32,
+            Payload::Sges { sge, num } => sge
+                .iter()
+                .take(*num)
+                .try_fold(0u32, |acc, s| acc.checked_add(s.length))
+                .ok_or(WqeError::LengthOverflow)?,
+        };
+        let atomic = opcode == wr::ATOMIC_CMP_AND_SWP || opcode == wr::ATOMIC_FETCH_AND_ADD;
+        Ok(SendWqe {
+            wr_id: le64(b, 0)?,
+            opcode,
+            flags,
+            ex: le32(b, 20)?,
+            remote_addr: le64(b, 24)?,
+            rkey: if atomic { le32(b, 48)? } else { le32(b, 32)? },
+            compare_add: le64(b, 32)?,
+            swap: le64(b, 40)?,
+            remote_qpn: le32(b, 24)?,
+            remote_qkey: le32(b, 28)?,
+            ah_num: le32(b, 36)?,
+            length,
+            payload,
+        })
+    }
+
+    /// The receive decoder as first written: the reference for `decode_into`.
+    fn recv_reference(b: &[u8], max_sge: usize) -> Result<RecvWqe, WqeError> {
+        let num = le32(b, 16 + 12)? as usize;
+        if num > max_sge.min(MAX_SGE) {
+            return Err(WqeError::TooManySge);
+        }
+        let mut sge = [Sge::default(); MAX_SGE];
+        for (i, s) in sge.iter_mut().enumerate().take(num) {
+            *s = Sge::decode(b, RECV_WQE_HDR + i * SGE_LEN).ok_or(WqeError::Truncated)?;
+        }
+        let length = sge
+            .iter()
+            .take(num)
+            .fold(0u32, |acc, s| acc.saturating_add(s.length));
+        Ok(RecvWqe {
+            wr_id: le64(b, 0)?,
+            sge,
+            num,
+            length,
+        })
+    }
+
+    /// A random slot: inline or not, SGE count and inline length around the limits,
+    /// lengths that sometimes overflow, and a random slot size (truncation).
+    fn arb_slot() -> impl Strategy<Value = Vec<u8>> {
+        (
+            any::<bool>(),
+            0u32..40,
+            0u32..600,
+            prop::collection::vec(any::<u8>(), 1024),
+            0usize..=1024,
+            any::<bool>(),
+        )
+            .prop_map(|(inline, num, dma_len, mut b, size, small)| {
+                let flags = if inline { send_flags::INLINE } else { 0 };
+                b[16..20].copy_from_slice(&flags.to_le_bytes());
+                b[184..188].copy_from_slice(&dma_len.to_le_bytes());
+                b[196..200].copy_from_slice(&num.to_le_bytes());
+                if small {
+                    // Lengths that do not overflow when added.
+                    for o in (SEND_WQE_HDR + 8..1024).step_by(SGE_LEN) {
+                        b[o + 3] = 0;
+                    }
+                }
+                b.truncate(size);
+                b
+            })
+    }
+
+    proptest! {
+        /// Decoding a sequence of slots into one WQE gives, slot by slot, what the
+        /// reference decoder gives for each alone; an error leaves the WQE unchanged.
+        #[test]
+        fn decode_into_matches_reference(
+            slots in prop::collection::vec(arb_slot(), 1..12),
+            max_sge in 0usize..40,
+            max_inline in 0usize..600,
+        ) {
+            let mut w = SendWqe::EMPTY;
+            for b in &slots {
+                let before = w;
+                let r = w.decode_into(b, max_sge, max_inline);
+                let want = decode_reference(b, max_sge, max_inline);
+                match want {
+                    Ok(x) => {
+                        prop_assert_eq!(r, Ok(()));
+                        prop_assert_eq!(w, x);
+                        prop_assert_eq!(SendWqe::decode(b, max_sge, max_inline), Ok(x));
+                    }
+                    Err(e) => {
+                        prop_assert_eq!(r, Err(e));
+                        prop_assert_eq!(w, before);
+                    }
+                }
+            }
+        }
+
+        /// The same for receive WQEs (the SGE count sits at byte 28).
+        #[test]
+        fn recv_decode_into_matches_reference(
+            slots in prop::collection::vec(
+                (0u32..40, prop::collection::vec(any::<u8>(), 0..600)).prop_map(|(n, mut b)| {
+                    if let Some(c) = b.get_mut(28..32) {
+                        c.copy_from_slice(&n.to_le_bytes());
+                    }
+                    b
+                }),
+                1..12,
+            ),
+            max_sge in 0usize..40,
+        ) {
+            let mut w = RecvWqe::EMPTY;
+            for b in &slots {
+                let before = w;
+                let r = w.decode_into(b, max_sge);
+                match recv_reference(b, max_sge) {
+                    Ok(x) => {
+                        prop_assert_eq!(r, Ok(()));
+                        prop_assert_eq!(w, x);
+                    }
+                    Err(e) => {
+                        prop_assert_eq!(r, Err(e));
+                        prop_assert_eq!(w, before);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
