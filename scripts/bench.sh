@@ -6,6 +6,16 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"
 res=$(mktemp -d)
 trap 'rm -rf "$res"' EXIT
+# RRXE_BENCH_CLOCK=icount: the guests count instructions instead of following the host's
+# clock (single-threaded TCG, -icount shift=0: 1 ns per instruction, idle time skipped).
+# Results then measure the CPU work per byte and per message, whatever the host's speed
+# does meanwhile (it drifts by up to 3x within a boot here); they are not wall-clock
+# figures and take about twice as long to collect.
+if [ "${RRXE_BENCH_CLOCK:-}" = icount ]; then
+	export RRXE_ACCEL="tcg,thread=single" RRXE_QEMU_EXTRA="-icount shift=0,sleep=off"
+	export RRXE_VM_TIMEOUT=${RRXE_VM_TIMEOUT:-7200}
+	echo "bench: instruction-counting guest clock (icount)" >&2
+fi
 for p in rrxe rxe siw; do
 	echo "== bench: $p" >&2
 	RRXE_PROVIDER=$p RRXE_KEEP_OUT="$res/$p" bash "$here/selftests/lib/bench.sh" perf >"$res/$p.log" 2>&1 ||

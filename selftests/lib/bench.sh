@@ -36,7 +36,10 @@ qemu_run() { # qemu_run <accel> <timeout> <mode> <outdir> [extra env...]
 		-fsdev local,id=out,path="$o",security_model=none,multidevs=remap \
 		-device virtio-9p-pci,fsdev=out,mount_tag=rrxeout ${qemu_extra[@]+"${qemu_extra[@]}"}
 }
-qemu_extra=()
+# RRXE_QEMU_EXTRA: more QEMU options, e.g. "-icount shift=0,sleep=off" with
+# RRXE_ACCEL=tcg,thread=single (a guest clock that counts instructions: timings that do
+# not depend on the host's speed, for A/B comparisons).
+read -ra qemu_extra <<<"${RRXE_QEMU_EXTRA:-}"
 
 # Problems the guest kernel reported in a dmesg dump (WARN, BUG, oops, ...).
 dmesg_problems() {
