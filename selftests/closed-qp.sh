@@ -8,22 +8,29 @@
 # destroyed QP (tools/inject.py): the PSN the client's SEND had gets an ACK (closed_acks,
 # and the ACK reaches the client's device, whose QP is gone too: drop_qpn there), a PSN
 # the QP never executed does not, and neither does anything once the 20 s are over or
-# for a QPN never used.
+# for a QPN never used. A new QP does not get the destroyed one's number (QPNs are
+# handed out cyclically), so the record is not hidden by a new connection.
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_header
-ktap_plan 5
+ktap_plan 6
 hosts_up
 devs_up
-in1 timeout 60 ibv_rc_pingpong -d rrxe1 -g 1 -n 1 -s 4096 -p 18520 >/tmp/cq.srv 2>&1 &
-srv=$!
-wait_for "in1 ss -ltn | grep -q ':18520 '" 30
-in0 timeout 60 ibv_rc_pingpong -d rrxe0 -g 1 -n 1 -s 4096 -p 18520 "$IP1" >/tmp/cq.cli 2>&1
-c=$?
-wait $srv
-s=$?
+# pingpong <port>: one clean ibv_rc_pingpong -n 1 (client output in /tmp/cq.cli); sets
+# c and s to the client's and the server's exit codes.
+pingpong() {
+	in1 timeout 60 ibv_rc_pingpong -d rrxe1 -g 1 -n 1 -s 4096 -p "$1" >/tmp/cq.srv 2>&1 &
+	local srv=$!
+	wait_for "in1 ss -ltn | grep -q ':$1 '" 30
+	in0 timeout 60 ibv_rc_pingpong -d rrxe0 -g 1 -n 1 -s 4096 -p "$1" "$IP1" >/tmp/cq.cli 2>&1
+	c=$?
+	wait $srv
+	s=$?
+}
+server_qpn() { awk -F'QPN ' '/remote address/ { split($2, a, ","); print a[1] }' /tmp/cq.cli; }
+pingpong 18520
 # "local address:  LID 0x0000, QPN 0x000011, PSN 0x12ab34, GID ..." and "remote address: ..."
 psn=$(awk -F'PSN ' '/local address/ { split($2, a, /[,:]/); print a[1] }' /tmp/cq.cli)
-qpn=$(awk -F'QPN ' '/remote address/ { split($2, a, ","); print a[1] }' /tmp/cq.cli)
+qpn=$(server_qpn)
 ktap_check "ibv_rc_pingpong -n 1 finished on both sides (server QPN $qpn, client PSN $psn)" \
 	bash -c "[ $c -eq 0 ] && [ $s -eq 0 ] && [ -n '$qpn' ] && [ -n '$psn' ]"
 inject() { in0 python3 tools/inject.py "$IP0" "$IP1" "$@"; }
@@ -46,6 +53,10 @@ resent_acked() {
 ktap_check "a resent SEND the destroyed QP executed is acknowledged (closed_acks, ACK on the wire)" \
 	resent_acked
 t0=$(date +%s)
+pingpong 18521
+qpn2=$(server_qpn)
+ktap_check "the next server QP gets a new QPN ($qpn2, not $qpn)" \
+	bash -c "[ $c -eq 0 ] && [ $s -eq 0 ] && [ -n '$qpn2' ] && [ '$qpn2' != '$qpn' ]"
 a0=$(counter rrxe1 closed_acks) q0=$(counter rrxe1 drop_qpn)
 inject send 3 "$qpn" $((psn + 1000))
 ktap_check "a SEND it never executed is dropped (drop_qpn +3, no ACK)" \

@@ -184,6 +184,7 @@ struct Tables {
 /// otherwise retry into a QPN that no longer answers: `ibv_rc_pingpong`'s server exits
 /// right after its last receive, and under loss its client then failed or, with
 /// `retry_cnt` 7 (unlimited in rdma_rxe and rrxe), retried until killed.
+#[derive(Clone)]
 pub(crate) struct Closed {
     pub(crate) qpn: u32,
     pub(crate) dest_qpn: u32,
@@ -234,10 +235,7 @@ impl DevShared {
         let mrs = filled(MR_TABLE, None)?;
         let mut mr_used = filled(MR_TABLE, false)?;
         let ah_table = filled(AH_TABLE, None)?;
-        let mut closed = KVec::with_capacity(CLOSED_MAX, GFP_KERNEL)?;
-        for _ in 0..CLOSED_MAX {
-            closed.push(None, GFP_KERNEL)?;
-        }
+        let closed = filled(CLOSED_MAX, None)?;
         // Index 0 would give key 0x000000xx; keep it unused so lkey 0 never resolves.
         if let Some(u) = mr_used.get_mut(0) {
             *u = true;

@@ -903,15 +903,15 @@ impl Qp {
     /// packets, and a READ request waited on would stall its responses.
     fn autocork(&self, st: &mut State) -> bool {
         let i = st.sq_next;
-        if st.state != qps::RTS || st.req_psn == st.comp_psn || i == self.sq.producer() {
+        if self.ud() || st.state != qps::RTS || st.req_psn == st.comp_psn || i == self.sq.producer()
+        {
             return false;
         }
-        let Ok(w) = self.take_wqe(&mut st.cur, i, true) else {
+        let Ok(w) = self.take_wqe(&mut st.cur, i) else {
             return false;
         };
-        let small = !rc::needs_response(w.opcode)
-            && w.length <= AUTOCORK_PKTS.saturating_mul(st.mtu)
-            && !self.ud();
+        let small =
+            !rc::needs_response(w.opcode) && w.length <= AUTOCORK_PKTS.saturating_mul(st.mtu);
         st.cur.put(w);
         small
     }
@@ -1207,14 +1207,10 @@ impl Qp {
     // ---------------------------------------------------------------- requester
 
     /// The decoded WQE of slot `i` out of cache `c` (decoded again unless it is the one
-    /// cached); give it back with [`WqeCache::put`]. `keep`: remember that it holds slot
-    /// `i` (the caller forgets it before the slot can be posted again).
-    fn take_wqe(
-        &self,
-        c: &mut WqeCache,
-        i: u32,
-        keep: bool,
-    ) -> core::result::Result<KBox<SendWqe>, ()> {
+    /// cached); give it back with [`WqeCache::put`]. A cached slot stays valid until it
+    /// completes ([`WqeCache::completed`]) or the queue is reset: only then can it be
+    /// posted again.
+    fn take_wqe(&self, c: &mut WqeCache, i: u32) -> core::result::Result<KBox<SendWqe>, ()> {
         let mut w = match c.wqe.take() {
             Some(w) => w,
             None => KBox::new(SendWqe::EMPTY, GFP_ATOMIC).map_err(|_| ())?,
@@ -1230,9 +1226,7 @@ impl Qp {
                 c.put(w);
                 return Err(());
             }
-            if keep {
-                c.slot = Some(i);
-            }
+            c.slot = Some(i);
         }
         Ok(w)
     }
@@ -1256,7 +1250,7 @@ impl Qp {
             if i == self.sq.producer() || (st.state == qps::SQD && i == st.sqd_stop) {
                 break;
             }
-            let Ok(wqe) = self.take_wqe(&mut st.cur, i, true) else {
+            let Ok(wqe) = self.take_wqe(&mut st.cur, i) else {
                 self.fail_at(st, i, wc_status::LOC_QP_OP_ERR);
                 break;
             };
@@ -1281,7 +1275,6 @@ impl Qp {
                     sent_any = true;
                     if done {
                         st.sq_next = self.sq.geom.next(i);
-                        st.cur.forget();
                     }
                 }
                 Err(status) => {
@@ -1302,7 +1295,7 @@ impl Qp {
     fn ud_run(&self, st: &mut State) {
         while st.sq_next != self.sq.producer() {
             let i = st.sq_next;
-            let r = match self.take_wqe(&mut st.cur, i, false) {
+            let r = match self.take_wqe(&mut st.cur, i) {
                 Ok(w) => {
                     let r = self.ud_send(st, &w).map(|()| Slot {
                         wr_id: w.wr_id,
@@ -1672,8 +1665,7 @@ impl Qp {
         let Some(kind) = Kind::of_wr(s.opcode) else {
             return;
         };
-        let keep = i == st.sq_next;
-        let Ok(wqe) = self.take_wqe(&mut st.cur, i, keep) else {
+        let Ok(wqe) = self.take_wqe(&mut st.cur, i) else {
             return;
         };
         let k = psn.diff(s.first_psn).max(0) as u32;
@@ -1817,7 +1809,6 @@ impl Qp {
         if found {
             st.req_psn = psn;
         }
-        st.cur.forget();
     }
 
     // ---------------------------------------------------------------- completer
@@ -1993,7 +1984,7 @@ impl Qp {
     /// Writes response data into the scatter list of WQE `i` at `off` (at most `limit`
     /// bytes in all); on failure the QP fails and `false` is returned.
     fn deliver(&self, st: &mut State, i: u32, off: u32, data: &[u8], limit: u32) -> bool {
-        let Ok(wqe) = self.take_wqe(&mut st.comp, i, true) else {
+        let Ok(wqe) = self.take_wqe(&mut st.comp, i) else {
             self.fail(st, wc_status::LOC_QP_OP_ERR);
             return false;
         };
@@ -2245,7 +2236,7 @@ impl Qp {
 
     /// Sends a READ request for `n` response PSNs of READ slot `i` starting at `psn`.
     fn read_request_range(&self, st: &mut State, i: u32, s: &Slot, psn: Psn, n: u32, xflags: u8) {
-        let Ok(wqe) = self.take_wqe(&mut st.comp, i, true) else {
+        let Ok(wqe) = self.take_wqe(&mut st.comp, i) else {
             return;
         };
         let (va, rkey) = (wqe.remote_addr, wqe.rkey);
