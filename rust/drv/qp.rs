@@ -123,6 +123,14 @@ struct Slot {
     seq: u32,
 }
 
+/// The PSN window of READ requests to a selective responder. Their responses are placed
+/// in any order and cost the requester no memory, and a READ request the responder keeps
+/// past a hole is one small packet, so more READs may be in flight: the responder then
+/// still has READs to answer while a lost response of an earlier one is asked for again
+/// (with the IBTA window it would go idle until that repair came back). Other requests
+/// keep the window of [`rc::MAX_UNACKED_PSNS`].
+const SEL_READ_WINDOW: u32 = 256;
+
 /// The largest WQE, in packets, a doorbell leaves to the work item while packets are in
 /// flight (see `Qp::autocork`).
 const AUTOCORK_PKTS: u32 = 8;
@@ -277,6 +285,9 @@ struct State {
     wqe_seq: u32,
     /// Requester: probes sent since the last response.
     probes: u32,
+    /// Requester: probes sent since the last READ response (unlike `probes`, not reset by
+    /// the ACK a probe brings back, which says nothing of READ responses).
+    rd_probes: u32,
     /// Requester: READ response PSNs received beyond `comp_psn`.
     rd_bits: PsnBits<64>,
     /// Requester: READ response PSNs asked for again since they went missing.
@@ -544,6 +555,7 @@ impl Qp {
                     sel_seen: false,
                     wqe_seq: 0,
                     probes: 0,
+                    rd_probes: 0,
                     rd_bits: PsnBits::new(Psn::new(0)),
                     rd_asked: PsnBits::new(Psn::new(0)),
                     rd_again: Psn::new(0),
@@ -689,11 +701,7 @@ impl Qp {
         let (true, Some(rq)) = (self.kernel, &self.rq) else {
             return Err(EINVAL);
         };
-        if w.num > self.max_recv_sge as usize {
-            return Err(EINVAL);
-        }
-        let _g = self.post_lock.lock();
-        rq.push(|s| w.encode(s).map_err(|_| EINVAL))?;
+        rq.push_recv(&self.post_lock, self.max_recv_sge, w)?;
         if self.in_error.load(Ordering::Acquire) {
             // Flushed to the CQ by the engine.
             self.send_work.queue();
@@ -1241,8 +1249,14 @@ impl Qp {
             return;
         }
         let mut sent_any = false;
+        let max_win = if st.sel_tx {
+            SEL_READ_WINDOW
+        } else {
+            rc::MAX_UNACKED_PSNS
+        };
         loop {
-            if st.req_psn.diff(st.comp_psn) >= rc::MAX_UNACKED_PSNS as i32 {
+            let unacked = st.req_psn.diff(st.comp_psn);
+            if unacked >= max_win as i32 {
                 self.dev.stats.window_full.inc();
                 break;
             }
@@ -1254,6 +1268,11 @@ impl Qp {
                 self.fail_at(st, i, wc_status::LOC_QP_OP_ERR);
                 break;
             };
+            if unacked >= rc::MAX_UNACKED_PSNS as i32 && wqe.opcode != uapi::wr::RDMA_READ {
+                st.cur.put(wqe);
+                self.dev.stats.window_full.inc();
+                break;
+            }
             let kind = Kind::of_wr(wqe.opcode);
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
             let blocked = rc::needs_response(wqe.opcode)
@@ -1882,6 +1901,7 @@ impl Qp {
         } else if pkt.info.opcode == op::RC_ATOMIC_ACK {
             self.atomic_response(&mut st, pkt);
         } else if pkt.info.has(f::PAYLOAD) {
+            st.rd_probes = 0;
             if st.sel_tx {
                 self.read_response_sel(&mut st, pkt);
             } else {
@@ -2945,17 +2965,19 @@ impl Qp {
             }
         }
         self.dev.stats.tlp_sent.inc();
+        st.rd_probes = st.rd_probes.wrapping_add(1);
         // READ responses: the requester fills its own holes.
         st.rd_bits.advance_to(st.comp_psn);
         // Known holes (before the highest response received) at every probe; the
-        // responses after it, which may still be on their way, at every second one.
+        // responses after it, which may still be on their way, at every second probe
+        // without a READ response in between.
         let from = st.comp_psn;
         let edge = if st.rd_high.before(from) {
             from
         } else {
             st.rd_high.add(1)
         };
-        let to = match (st.probes % 2 == 0, self.read_slot_of(st, edge)) {
+        let to = match (st.rd_probes % 2 == 0, self.read_slot_of(st, edge)) {
             (true, Some((_, s))) => s.last_psn.add(1),
             _ => edge,
         };

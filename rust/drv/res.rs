@@ -363,6 +363,16 @@ impl Ring {
         Ok(())
     }
 
+    /// Kernel consumers: appends receive request `w` (at most `max_sge` SGEs) under the
+    /// posting lock `lock`; `EINVAL` for too many SGEs, `ENOMEM` if the ring is full.
+    pub(crate) fn push_recv(&self, lock: &SpinLockIrq<()>, max_sge: u32, w: &RecvWqe) -> Result {
+        if w.num > max_sge as usize {
+            return Err(EINVAL);
+        }
+        let _g = lock.lock();
+        self.push(|s| w.encode(s).map_err(|_| EINVAL))
+    }
+
     /// A private copy of slot `i` (at most `out.len()` bytes).
     pub(crate) fn read_slot<'a>(&self, i: u32, out: &'a mut [u8]) -> Option<&'a [u8]> {
         let n = self.geom.slot_size().min(out.len());
@@ -482,11 +492,7 @@ impl Srq {
         if !self.kernel {
             return Err(EINVAL);
         }
-        if w.num > self.max_sge as usize {
-            return Err(EINVAL);
-        }
-        let _g = self.post_lock.lock();
-        self.rq.push(|s| w.encode(s).map_err(|_| EINVAL))
+        self.rq.push_recv(&self.post_lock, self.max_sge, w)
     }
 
     pub(crate) fn modify(&self, attr: &crate::sys::ib_srq_attr, mask: u32) -> Result {
