@@ -123,14 +123,6 @@ struct Slot {
     seq: u32,
 }
 
-/// The PSN window of READ requests to a selective responder. Their responses are placed
-/// in any order and cost the requester no memory, and a READ request the responder keeps
-/// past a hole is one small packet, so more READs may be in flight: the responder then
-/// still has READs to answer while a lost response of an earlier one is asked for again
-/// (with the IBTA window it would go idle until that repair came back). Other requests
-/// keep the window of [`rc::MAX_UNACKED_PSNS`].
-const SEL_READ_WINDOW: u32 = 256;
-
 /// The largest WQE, in packets, a doorbell leaves to the work item while packets are in
 /// flight (see `Qp::autocork`).
 const AUTOCORK_PKTS: u32 = 8;
@@ -1249,14 +1241,8 @@ impl Qp {
             return;
         }
         let mut sent_any = false;
-        let max_win = if st.sel_tx {
-            SEL_READ_WINDOW
-        } else {
-            rc::MAX_UNACKED_PSNS
-        };
         loop {
-            let unacked = st.req_psn.diff(st.comp_psn);
-            if unacked >= max_win as i32 {
+            if st.req_psn.diff(st.comp_psn) >= rc::MAX_UNACKED_PSNS as i32 {
                 self.dev.stats.window_full.inc();
                 break;
             }
@@ -1268,11 +1254,6 @@ impl Qp {
                 self.fail_at(st, i, wc_status::LOC_QP_OP_ERR);
                 break;
             };
-            if unacked >= rc::MAX_UNACKED_PSNS as i32 && wqe.opcode != uapi::wr::RDMA_READ {
-                st.cur.put(wqe);
-                self.dev.stats.window_full.inc();
-                break;
-            }
             let kind = Kind::of_wr(wqe.opcode);
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
             let blocked = rc::needs_response(wqe.opcode)
