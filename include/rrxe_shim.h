@@ -23,7 +23,6 @@ struct ib_ucontext;
 struct ib_cq;
 struct page;
 struct vm_area_struct;
-struct timer_list;
 struct rdma_user_mmap_entry;
 struct rdma_hw_stats;
 typedef struct spinlock spinlock_t;
@@ -135,8 +134,7 @@ bool rrxe_work_cancel_sync(struct work_struct *work);
 /* hw counters */
 void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value);
 
-/* timers */
-void rrxe_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));
+/* time (jiffies, for coarse deadlines) */
 unsigned long rrxe_jiffies(void);
 unsigned long rrxe_usecs_to_jiffies(u64 usecs);
 

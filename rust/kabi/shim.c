@@ -523,11 +523,6 @@ void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value)
 
 /* ---- time ---- */
 
-void rrxe_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *))
-{
-	timer_setup(timer, fn, 0);
-}
-
 unsigned long rrxe_jiffies(void)
 {
 	return jiffies;

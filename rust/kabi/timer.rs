@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A `timer_list` that calls back into a driver object (softirq context).
+//! A high-resolution timer that calls back into a driver object (softirq context).
 
 use crate::sys as b;
-use core::sync::atomic::{AtomicI64, AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
@@ -12,15 +12,21 @@ pub(crate) trait TimerHandler: Sync + 'static {
     fn timer_fired(&self);
 }
 
+/// [`TimerBox::gate`]: the timer is shut down; no start may begin.
+const DEAD: u32 = 1 << 31;
+
 #[repr(C)]
 struct TimerBox<T> {
-    timer: Opaque<b::timer_list>,
+    timer: Opaque<b::hrtimer>,
     ctx: AtomicPtr<T>,
-    /// When the callback is due (`ktime_get` nanoseconds). The `timer_list` only has the
-    /// resolution of a tick (4 ms at HZ=250) and fires at the first tick after the
-    /// jiffy it is armed for, which may be microseconds away: the callback runs early
-    /// expiries again (see [`fire`]), so a delay is never cut short.
+    /// When the callback is due (`ktime_get` nanoseconds). Moving it later costs nothing:
+    /// the `hrtimer` keeps its earlier expiry and the callback starts it again for the
+    /// new time (see [`fire`]).
     due_ns: AtomicI64,
+    /// The expiry the `hrtimer` was last started for; 0 once it has fired.
+    armed_ns: AtomicI64,
+    /// [`DEAD`], plus the number of `hrtimer_start`s under way (see [`start`]).
+    gate: AtomicU32,
 }
 
 /// Nanoseconds on the monotonic clock.
@@ -29,51 +35,62 @@ fn now_ns() -> i64 {
     unsafe { b::ktime_get() }
 }
 
-/// Arms `t` for no later than the first tick `ns` nanoseconds from now (moves it earlier
-/// if it is set for later; a tick that comes too early is re-armed by [`fire`]).
-///
-/// # Safety
-///
-/// `t` is an initialised `timer_list`.
-unsafe fn reduce(t: *mut b::timer_list, ns: i64) {
-    let us = u64::try_from(ns / 1000).unwrap_or(0);
-    // SAFETY: reading jiffies and converting a duration have no preconditions; `t` is
-    // initialised (caller). After `timer_shutdown_sync` this is a no-op.
-    unsafe {
-        let j = b::rrxe_jiffies().wrapping_add(b::rrxe_usecs_to_jiffies(us).max(1));
-        b::timer_reduce(t, j);
+/// Starts the `hrtimer` for `at` (absolute monotonic ns) unless the timer is shut down.
+/// `shutdown` marks the gate dead, then waits for the starts already past it before it
+/// cancels the timer, so no start can leave it queued after `shutdown` returns.
+fn start<T>(tb: &TimerBox<T>, at: i64) {
+    if tb.gate.fetch_add(1, Ordering::SeqCst) & DEAD == 0 {
+        tb.armed_ns.store(at, Ordering::SeqCst);
+        // SAFETY: the timer was set up in `Timer::new` and is not freed before `shutdown`,
+        // which waits for this start (gate count) before it cancels.
+        unsafe {
+            b::hrtimer_start_range_ns(
+                tb.timer.get(),
+                at,
+                SLACK_NS,
+                b::hrtimer_mode_HRTIMER_MODE_ABS_SOFT,
+            )
+        };
     }
+    tb.gate.fetch_sub(1, Ordering::SeqCst);
 }
+
+/// How late the kernel may run an expiry to batch it with others.
+const SLACK_NS: u64 = 50_000;
 
 /// A timer bound to an object of type `T` that outlives it: the owner calls
 /// [`Timer::shutdown`] before the object can go away.
 pub(crate) struct Timer<T: TimerHandler>(Pin<KBox<TimerBox<T>>>);
 
-// SAFETY: the timer is driven by the kernel's timer core; `ctx` is atomic.
+// SAFETY: the timer is driven by the kernel's hrtimer core; every shared field is atomic.
 unsafe impl<T: TimerHandler> Send for Timer<T> {}
 // SAFETY: as above.
 unsafe impl<T: TimerHandler> Sync for Timer<T> {}
 
 /// # Safety
 ///
-/// Called by the timer core (softirq) for a timer set up by [`Timer::new`], so `t` is the
-/// first field of a pinned `TimerBox<T>`, not freed before [`Timer::shutdown`] (also run on
-/// drop) has waited for this call; a non-NULL `ctx` is the object given to [`Timer::bind`].
-unsafe extern "C" fn fire<T: TimerHandler>(t: *mut b::timer_list) {
+/// Called by the hrtimer core (softirq) for a timer set up by [`Timer::new`], so `t` is
+/// the first field of a pinned `TimerBox<T>`, not freed before [`Timer::shutdown`] (also
+/// run on drop) has waited for this call; a non-NULL `ctx` is the object given to
+/// [`Timer::bind`].
+unsafe extern "C" fn fire<T: TimerHandler>(t: *mut b::hrtimer) -> b::hrtimer_restart {
     // SAFETY: `t` is the first field of a live `TimerBox<T>` (shutdown waits for us).
     let tb = unsafe { &*t.cast::<TimerBox<T>>() };
-    let ctx = tb.ctx.load(Ordering::Acquire);
-    let early = tb.due_ns.load(Ordering::Acquire).wrapping_sub(now_ns());
-    if early > 0 {
-        // SAFETY: `t` is initialised; re-arming a shut-down timer does nothing.
-        unsafe { reduce(t, early) };
-        return;
+    // Cleared before `due_ns` is read: an `arm_us` that moved `due_ns` either sees 0 and
+    // starts the timer itself, or its new time is seen here.
+    tb.armed_ns.store(0, Ordering::SeqCst);
+    let due = tb.due_ns.load(Ordering::SeqCst);
+    if due.wrapping_sub(now_ns()) > 0 {
+        start(tb, due);
+        return b::hrtimer_restart::HRTIMER_NORESTART;
     }
+    let ctx = tb.ctx.load(Ordering::Acquire);
     if !ctx.is_null() {
         // SAFETY: `ctx` is set by `bind` to an object that stays alive until `shutdown`
         // clears it and waits for this callback to finish.
         unsafe { (*ctx).timer_fired() };
     }
+    b::hrtimer_restart::HRTIMER_NORESTART
 }
 
 impl<T: TimerHandler> Timer<T> {
@@ -84,11 +101,21 @@ impl<T: TimerHandler> Timer<T> {
                 timer: Opaque::zeroed(),
                 ctx: AtomicPtr::new(core::ptr::null_mut()),
                 due_ns: AtomicI64::new(0),
+                armed_ns: AtomicI64::new(0),
+                gate: AtomicU32::new(0),
             },
             GFP_KERNEL,
         )?;
-        // SAFETY: the box is pinned for the timer's lifetime.
-        unsafe { b::rrxe_timer_setup(tb.timer.get(), Some(fire::<T>)) };
+        // SAFETY: the box is pinned for the timer's lifetime; the callback matches the
+        // soft (softirq) absolute mode every start uses.
+        unsafe {
+            b::hrtimer_setup(
+                tb.timer.get(),
+                Some(fire::<T>),
+                b::CLOCK_MONOTONIC as b::clockid_t,
+                b::hrtimer_mode_HRTIMER_MODE_ABS_SOFT,
+            )
+        };
         Ok(Timer(tb))
     }
 
@@ -99,23 +126,37 @@ impl<T: TimerHandler> Timer<T> {
             .store(core::ptr::from_ref(ctx).cast_mut(), Ordering::Release);
     }
 
-    /// (Re)arms the timer: the callback runs once, at least `delay_us` microseconds from
-    /// now (and within a tick after that), unless it is armed again before.
+    /// (Re)arms the timer: the callback runs once, `delay_us` microseconds from now (up
+    /// to [`SLACK_NS`] later), unless it is armed again before.
     pub(crate) fn arm_us(&self, delay_us: u64) {
         let ns = i64::try_from(delay_us.saturating_mul(1000)).unwrap_or(i64::MAX / 2);
-        self.0
-            .due_ns
-            .store(now_ns().wrapping_add(ns), Ordering::Release);
-        // SAFETY: initialised in `new`.
-        unsafe { reduce(self.0.timer.get(), ns) };
+        let due = now_ns().wrapping_add(ns);
+        let tb = &*self.0;
+        tb.due_ns.store(due, Ordering::SeqCst);
+        // An expiry at or before `due` is left alone: the callback starts the timer again
+        // for `due`. (This is the common case, re-arming on every response, and it takes
+        // no lock.)
+        let armed = tb.armed_ns.load(Ordering::SeqCst);
+        if armed != 0 && due.wrapping_sub(armed) >= 0 {
+            return;
+        }
+        start(tb, due);
     }
 
     /// Stops the timer for good (arming it afterwards does nothing) and waits for a
     /// running callback.
     pub(crate) fn shutdown(&self) {
-        self.0.ctx.store(core::ptr::null_mut(), Ordering::Release);
-        // SAFETY: initialised in `new`; may sleep-wait for the callback (process context).
-        unsafe { b::timer_shutdown_sync(self.0.timer.get()) };
+        let tb = &*self.0;
+        tb.ctx.store(core::ptr::null_mut(), Ordering::Release);
+        tb.gate.fetch_or(DEAD, Ordering::SeqCst);
+        // A start is a few instructions that never sleep (softirq or BH-disabled callers
+        // on other CPUs): wait for the ones that got past the gate before it closed.
+        while tb.gate.load(Ordering::SeqCst) & !DEAD != 0 {
+            core::hint::spin_loop();
+        }
+        // SAFETY: set up in `new`; may wait for the callback (process context). No start
+        // can follow (gate closed), so the timer stays idle afterwards.
+        unsafe { b::hrtimer_cancel(tb.timer.get()) };
     }
 }
 
