@@ -4,6 +4,7 @@
 //! `// SAFETY:` comment; the driver above it is `#![forbid(unsafe_code)]`.
 
 pub(crate) mod crc;
+pub(crate) mod gate;
 pub(crate) mod ib;
 pub(crate) mod lock;
 pub(crate) mod mem;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! A high-resolution timer that calls back into a driver object (softirq context).
 
+use super::gate::Gate;
 use crate::sys as b;
-use core::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicI64, AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
@@ -12,10 +13,8 @@ pub(crate) trait TimerHandler: Sync + 'static {
     fn timer_fired(&self);
 }
 
-/// [`TimerBox::gate`]: the timer is shut down; no start may begin.
-const DEAD: u32 = 1 << 31;
-
 #[repr(C)]
+#[pin_data]
 struct TimerBox<T> {
     timer: Opaque<b::hrtimer>,
     ctx: AtomicPtr<T>,
@@ -25,8 +24,9 @@ struct TimerBox<T> {
     due_ns: AtomicI64,
     /// The expiry the `hrtimer` was last started for; 0 once it has fired.
     armed_ns: AtomicI64,
-    /// [`DEAD`], plus the number of `hrtimer_start`s under way (see [`start`]).
-    gate: AtomicU32,
+    /// Closed by [`Timer::shutdown`] before it cancels the timer (see [`start`]).
+    #[pin]
+    gate: Gate,
 }
 
 /// Nanoseconds on the monotonic clock.
@@ -35,14 +35,14 @@ fn now_ns() -> i64 {
     unsafe { b::ktime_get() }
 }
 
-/// Starts the `hrtimer` for `at` (absolute monotonic ns) unless the timer is shut down.
-/// `shutdown` marks the gate dead, then waits for the starts already past it before it
-/// cancels the timer, so no start can leave it queued after `shutdown` returns.
+/// Starts the `hrtimer` for `at` (absolute monotonic ns) unless the timer is shut down:
+/// `shutdown` closes the gate before it cancels the timer, so no start can leave it
+/// queued after `shutdown` returns.
 fn start<T>(tb: &TimerBox<T>, at: i64) {
-    if tb.gate.fetch_add(1, Ordering::SeqCst) & DEAD == 0 {
+    tb.gate.pass(|| {
         tb.armed_ns.store(at, Ordering::SeqCst);
         // SAFETY: the timer was set up in `Timer::new` and is not freed before `shutdown`,
-        // which waits for this start (gate count) before it cancels.
+        // which cannot close the gate while this runs.
         unsafe {
             b::hrtimer_start_range_ns(
                 tb.timer.get(),
@@ -51,8 +51,7 @@ fn start<T>(tb: &TimerBox<T>, at: i64) {
                 b::hrtimer_mode_HRTIMER_MODE_ABS_SOFT,
             )
         };
-    }
-    tb.gate.fetch_sub(1, Ordering::SeqCst);
+    });
 }
 
 /// How late the kernel may run an expiry to batch it with others.
@@ -62,7 +61,8 @@ const SLACK_NS: u64 = 50_000;
 /// [`Timer::shutdown`] before the object can go away.
 pub(crate) struct Timer<T: TimerHandler>(Pin<KBox<TimerBox<T>>>);
 
-// SAFETY: the timer is driven by the kernel's hrtimer core; every shared field is atomic.
+// SAFETY: the timer is driven by the kernel's hrtimer core; every shared field is atomic
+// or locked.
 unsafe impl<T: TimerHandler> Send for Timer<T> {}
 // SAFETY: as above.
 unsafe impl<T: TimerHandler> Sync for Timer<T> {}
@@ -96,14 +96,14 @@ unsafe extern "C" fn fire<T: TimerHandler>(t: *mut b::hrtimer) -> b::hrtimer_res
 impl<T: TimerHandler> Timer<T> {
     /// An unbound timer.
     pub(crate) fn new() -> Result<Self> {
-        let tb = KBox::pin(
-            TimerBox {
+        let tb = KBox::pin_init(
+            pin_init!(TimerBox {
                 timer: Opaque::zeroed(),
                 ctx: AtomicPtr::new(core::ptr::null_mut()),
                 due_ns: AtomicI64::new(0),
                 armed_ns: AtomicI64::new(0),
-                gate: AtomicU32::new(0),
-            },
+                gate <- Gate::new(),
+            }),
             GFP_KERNEL,
         )?;
         // SAFETY: the box is pinned for the timer's lifetime; the callback matches the
@@ -148,12 +148,7 @@ impl<T: TimerHandler> Timer<T> {
     pub(crate) fn shutdown(&self) {
         let tb = &*self.0;
         tb.ctx.store(core::ptr::null_mut(), Ordering::Release);
-        tb.gate.fetch_or(DEAD, Ordering::SeqCst);
-        // A start is a few instructions that never sleep (softirq or BH-disabled callers
-        // on other CPUs): wait for the ones that got past the gate before it closed.
-        while tb.gate.load(Ordering::SeqCst) & !DEAD != 0 {
-            core::hint::spin_loop();
-        }
+        tb.gate.close();
         // SAFETY: set up in `new`; may wait for the callback (process context). No start
         // can follow (gate closed), so the timer stays idle afterwards.
         unsafe { b::hrtimer_cancel(tb.timer.get()) };

@@ -2,6 +2,7 @@
 //! A work item on the unbound system workqueue that calls back into a driver object
 //! (process context, may run on any CPU).
 
+use super::gate::Gate;
 use crate::sys as b;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
@@ -14,14 +15,19 @@ pub(crate) trait WorkHandler: Sync + 'static {
 }
 
 #[repr(C)]
+#[pin_data]
 struct WorkBox<T> {
     work: Opaque<b::work_struct>,
     ctx: AtomicPtr<T>,
+    /// Closed by [`Work::shutdown`] before it cancels the work.
+    #[pin]
+    gate: Gate,
 }
 
-/// A work item bound to an object of type `T` that outlives it: the owner stops new
-/// queueing (e.g. by a state change under its lock) and then calls [`Work::shutdown`]
-/// from process context before the object can go away.
+/// A work item bound to an object of type `T` that outlives it: the owner calls
+/// [`Work::shutdown`] from process context before the object can go away. Queueing
+/// after that does nothing, so a context that still holds the object (a packet in
+/// flight) cannot queue it again once it is cancelled.
 pub(crate) struct Work<T: WorkHandler>(Pin<KBox<WorkBox<T>>>);
 
 // SAFETY: the work item is driven by the workqueue core; `ctx` is atomic.
@@ -48,11 +54,12 @@ unsafe extern "C" fn run<T: WorkHandler>(w: *mut b::work_struct) {
 impl<T: WorkHandler> Work<T> {
     /// An unbound work item.
     pub(crate) fn new() -> Result<Self> {
-        let wb = KBox::pin(
-            WorkBox {
+        let wb = KBox::pin_init(
+            pin_init!(WorkBox {
                 work: Opaque::zeroed(),
                 ctx: AtomicPtr::new(core::ptr::null_mut()),
-            },
+                gate <- Gate::new(),
+            }),
             GFP_KERNEL,
         )?;
         // SAFETY: the box is pinned for the work item's lifetime.
@@ -67,16 +74,22 @@ impl<T: WorkHandler> Work<T> {
             .store(core::ptr::from_ref(ctx).cast_mut(), Ordering::Release);
     }
 
-    /// Queues the work (no-op if already queued). Any context.
+    /// Queues the work (no-op if already queued, or shut down). Any context.
     pub(crate) fn queue(&self) {
-        // SAFETY: initialised in `new`.
-        unsafe { b::rrxe_work_queue(self.0.work.get()) };
+        let work = self.0.work.get();
+        self.0.gate.pass(|| {
+            // SAFETY: initialised in `new`; `shutdown` cannot close the gate (and then
+            // cancel) while this runs.
+            unsafe { b::rrxe_work_queue(work) };
+        });
     }
 
     /// Stops the work for good and waits for a running instance (process context).
     pub(crate) fn shutdown(&self) {
         self.0.ctx.store(core::ptr::null_mut(), Ordering::Release);
-        // SAFETY: initialised in `new`; sleeps until a running instance finishes.
+        self.0.gate.close();
+        // SAFETY: initialised in `new`; sleeps until a running instance finishes. Nothing
+        // can queue it afterwards (gate closed).
         unsafe { b::rrxe_work_cancel_sync(self.0.work.get()) };
     }
 }
