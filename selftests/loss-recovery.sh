@@ -50,8 +50,9 @@ pp_ok() {
 	local s=$?
 	[ $c -eq 0 ] && [ $s -eq 0 ] && grep -q "300 iters" /tmp/lr.ppc && return 0
 	echo "# ibv_rc_pingpong client rc=$c server rc=$s"
-	tail -3 /tmp/lr.ppc | sed 's/^/# cli: /'
-	tail -3 /tmp/lr.pps | sed 's/^/# srv: /'
+	{ grep -i "fail\|error\|status\|couldn" /tmp/lr.ppc; tail -3 /tmp/lr.ppc; } | awk '!s[$0]++' | sed 's/^/# cli: /'
+	{ grep -i "fail\|error\|status\|couldn" /tmp/lr.pps; tail -3 /tmp/lr.pps; } | awk '!s[$0]++' | sed 's/^/# srv: /'
+	echo "# $(rdma statistic show link rrxe0/1 | grep -o 'timeouts [0-9]*\|tlp_sent [0-9]*\|rnr_nak_rcvd [0-9]*\|local_errors [0-9]*' | tr '\n' ' ')"
 	return 1
 }
 ktap_check "ibv_rc_pingpong -c (data checked) under 2% loss" pp_ok

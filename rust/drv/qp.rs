@@ -1097,6 +1097,24 @@ impl Qp {
         let Some(s) = st.slots.get(i as usize).copied() else {
             return;
         };
+        if let Some(slot) = st.slots.get_mut(i as usize) {
+            *slot = Slot::default();
+        }
+        st.sq_cons = self.sq.geom.next(i);
+        st.cur.completed(i);
+        st.comp.completed(i);
+        if st.sq_next == i {
+            // Completed while waiting to be sent again (its responses arrived after a
+            // rewind): the next WQE keeps its original PSNs.
+            st.sq_next = st.sq_cons;
+            if s.started && st.req_psn.before(s.last_psn.add(1)) {
+                st.req_psn = s.last_psn.add(1);
+            }
+        }
+        self.sq.publish_consumer(st.sq_cons);
+        // The slot is free before the completion is visible: a consumer that posts again
+        // as soon as it polls the completion (ibv_rc_pingpong, one send WQE) must not
+        // find the queue still full.
         if self.sig_all || s.flags & send_flags::SIGNALED != 0 || status != wc_status::SUCCESS {
             let cqe = Cqe {
                 wr_id: s.wr_id,
@@ -1118,21 +1136,6 @@ impl Qp {
                 self.dev.stats.cq_overflow.inc();
             }
         }
-        if let Some(slot) = st.slots.get_mut(i as usize) {
-            *slot = Slot::default();
-        }
-        st.sq_cons = self.sq.geom.next(i);
-        st.cur.completed(i);
-        st.comp.completed(i);
-        if st.sq_next == i {
-            // Completed while waiting to be sent again (its responses arrived after a
-            // rewind): the next WQE keeps its original PSNs.
-            st.sq_next = st.sq_cons;
-            if s.started && st.req_psn.before(s.last_psn.add(1)) {
-                st.req_psn = s.last_psn.add(1);
-            }
-        }
-        self.sq.publish_consumer(st.sq_cons);
         if st.state == qps::SQD {
             self.sqd_check(st);
         }
