@@ -22,13 +22,13 @@ impl Gate {
         })
     }
 
-    /// Runs `f`, which must not sleep, if the gate is open; returns whether it ran.
-    pub(crate) fn pass(&self, f: impl FnOnce()) -> bool {
+    /// Runs `f`, which must not sleep, if the gate is open.
+    pub(crate) fn pass(&self, f: impl FnOnce()) {
+        // The guard is held while `f` runs: `close` waits for it.
         let open = self.open.lock();
         if *open {
             f();
         }
-        *open
     }
 
     /// Closes the gate for good, after any `pass` under way has finished.
