@@ -40,6 +40,10 @@ before=$(resent)
 ktap_check "ib_write_bw 64 KiB under 2% loss" pt ib_write_bw -s 65536 -n 100
 ktap_check "ib_send_bw 64 KiB under 2% loss" pt ib_send_bw -s 65536 -n 100
 ktap_check "ib_read_bw 64 KiB, 16 outstanding, under 2% loss" pt ib_read_bw -s 65536 -n 100 --outs 16
+# A tool's error lines and last lines, once each, as KTAP diagnostics prefixed "<tag>:".
+tool_errors() {
+	{ grep -i "fail\|error\|status\|couldn" "$1"; tail -3 "$1"; } | awk '!s[$0]++' | sed "s/^/# $2: /"
+}
 pp_ok() {
 	ip netns exec ns1 timeout 120 ibv_rc_pingpong -d rrxe1 -g 1 -c -n 300 -s 16384 >/tmp/lr.pps 2>&1 &
 	local srv=$!
@@ -50,8 +54,8 @@ pp_ok() {
 	local s=$?
 	[ $c -eq 0 ] && [ $s -eq 0 ] && grep -q "300 iters" /tmp/lr.ppc && return 0
 	echo "# ibv_rc_pingpong client rc=$c server rc=$s"
-	{ grep -i "fail\|error\|status\|couldn" /tmp/lr.ppc; tail -3 /tmp/lr.ppc; } | awk '!s[$0]++' | sed 's/^/# cli: /'
-	{ grep -i "fail\|error\|status\|couldn" /tmp/lr.pps; tail -3 /tmp/lr.pps; } | awk '!s[$0]++' | sed 's/^/# srv: /'
+	tool_errors /tmp/lr.ppc cli
+	tool_errors /tmp/lr.pps srv
 	echo "# $(rdma statistic show link rrxe0/1 | grep -o 'timeouts [0-9]*\|tlp_sent [0-9]*\|rnr_nak_rcvd [0-9]*\|local_errors [0-9]*' | tr '\n' ' ')"
 	return 1
 }
