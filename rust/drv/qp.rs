@@ -353,6 +353,8 @@ pub(crate) struct Qp {
     /// the receive softirq and further doorbells hand their work to `send_work` instead
     /// of spinning on `st` behind it, on another CPU, for up to a window of packets.
     engines: AtomicU32,
+    /// A receive batch ended while `st` was taken: `send_work` ends it.
+    batch_due: AtomicBool,
     /// Packets the receive softirq sorted to this QP, for `send_work` to process, and
     /// whether that work is draining them.
     #[pin]
@@ -490,6 +492,7 @@ impl Qp {
                 }),
                 in_error: AtomicBool::new(false),
                 rx_batching: AtomicBool::new(false),
+                batch_due: AtomicBool::new(false),
                 engines: AtomicU32::new(0),
                 sq,
                 rq,
@@ -2437,8 +2440,20 @@ impl Qp {
 
     /// End of a receive batch: report the holes that outlived the previous batch (a
     /// packet sent from another CPU can overtake a few others; a lost one stays missing).
+    /// Not behind a requester run on another CPU, which holds `st` for up to a window of
+    /// packets: if `st` is taken, the work item, queued again, ends the batch once that
+    /// run lets go of it.
     pub(crate) fn rx_batch_done(&self) {
-        let mut st = self.st.lock();
+        let Some(mut st) = self.st.try_lock() else {
+            self.batch_due.store(true, Ordering::Release);
+            self.send_work.queue();
+            return;
+        };
+        self.batch_end(&mut st);
+    }
+
+    /// The work of [`Self::rx_batch_done`], under `st`.
+    fn batch_end(&self, st: &mut State) {
         if st.kept_bytes == 0 {
             st.at_limit = false;
         }
@@ -2451,15 +2466,15 @@ impl Qp {
                 // (its timer measures silence) while its repair of the first hole may
                 // have been lost.
                 if let Some(s) = st.rxw.sack(true) {
-                    self.send_sack(&mut st, s);
+                    self.send_sack(st, s);
                 }
-            } else if !self.sack_settled_holes(&mut st) {
+            } else if !self.sack_settled_holes(st) {
                 // Holes not yet settled are looked at again after the next batch.
                 st.sack_due = st.rxw.has_holes();
             }
         }
         if st.acks.batch_end() {
-            self.ack_executed(&mut st);
+            self.ack_executed(st);
         }
     }
 
@@ -3052,9 +3067,13 @@ impl WorkHandler for Qp {
                 self.dev.deliver(self, skb);
             }
             self.rx_batching.store(false, Ordering::Release);
-            self.rx_batch_done();
+            let mut st = self.st.lock();
+            self.batch_end(&mut st);
         }
         let mut st = self.st.lock();
+        if self.batch_due.swap(false, Ordering::AcqRel) {
+            self.batch_end(&mut st);
+        }
         let _e = self.engine();
         if st.state == qps::ERR {
             self.flush(&mut st);
