@@ -284,6 +284,10 @@ struct State {
     rd_bits: PsnBits<64>,
     /// Requester: READ response PSNs asked for again since they went missing.
     rd_asked: PsnBits<64>,
+    /// Requester: READ response PSNs asked for again since the last probe. A SACK naming
+    /// a READ request asked for again since then does not ask once more: the answer is
+    /// likely on its way, and each time costs the whole READ.
+    rd_recent: PsnBits<64>,
     /// Requester: missing READ responses before this PSN were asked for a second time
     /// because a later resent response overtook theirs.
     rd_again: Psn,
@@ -553,6 +557,7 @@ impl Qp {
                     rd_probes: 0,
                     rd_bits: PsnBits::new(Psn::new(0)),
                     rd_asked: PsnBits::new(Psn::new(0)),
+                    rd_recent: PsnBits::new(Psn::new(0)),
                     rd_again: Psn::new(0),
                     retx_bits: PsnBits::new(Psn::new(0)),
                     rd_high: Psn::new(0),
@@ -784,6 +789,7 @@ impl Qp {
             st.comp_psn = st.req_psn;
             st.rd_bits = PsnBits::new(st.comp_psn);
             st.rd_asked = PsnBits::new(st.comp_psn);
+            st.rd_recent = PsnBits::new(st.comp_psn);
             st.rd_again = st.comp_psn;
             st.retx_bits = PsnBits::new(st.comp_psn);
             st.rd_high = st.comp_psn;
@@ -1653,8 +1659,10 @@ impl Qp {
             return;
         };
         if s.opcode == uapi::wr::RDMA_READ && st.sel_tx {
-            // The request was lost: ask for everything still missing.
-            if psn == s.first_psn {
+            // The request was lost: ask for everything still missing, unless asked since
+            // the last probe (two SACKs, or a probe's answer and a SACK, named it).
+            st.rd_recent.advance_to(st.comp_psn);
+            if psn == s.first_psn && !st.rd_recent.get(psn) {
                 let end = s.last_psn.add(1);
                 self.rerequest(st, psn, end, Ask::Missing);
             }
@@ -2228,6 +2236,7 @@ impl Qp {
             let mut k = p;
             while k.before(end) {
                 st.rd_asked.set(k);
+                st.rd_recent.set(k);
                 k = k.add(1);
             }
             let n = end.diff(p).max(1) as u32;
@@ -2965,8 +2974,10 @@ impl Qp {
         }
         self.dev.stats.tlp_sent.inc();
         st.rd_probes = st.rd_probes.wrapping_add(1);
-        // READ responses: the requester fills its own holes.
+        // READ responses: the requester fills its own holes. A READ request asked for again
+        // before this probe and still named by the SACK answering it was lost again.
         st.rd_bits.advance_to(st.comp_psn);
+        st.rd_recent = PsnBits::new(st.comp_psn);
         // Known holes (before the highest response received) at every probe; the
         // responses after it, which may still be on their way, at every second probe
         // without a READ response in between.
