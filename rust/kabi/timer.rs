@@ -30,7 +30,7 @@ struct TimerBox<T> {
 }
 
 /// Nanoseconds on the monotonic clock.
-fn now_ns() -> i64 {
+pub(crate) fn now_ns() -> i64 {
     // SAFETY: `ktime_get` has no preconditions.
     unsafe { b::ktime_get() }
 }

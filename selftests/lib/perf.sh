@@ -94,6 +94,8 @@ run write_lat_8b ib_write_lat -s 8 -n 2000
 # a lossless run of the same tool, and the share of lossless bandwidth is the median of
 # those pairs' ratios: the host's speed drifts by tens of percent over a boot, so dividing
 # by the lossless rows measured minutes earlier mixes that drift into the share.
+# Between the two, a run through netem with "loss 0%": the qdisc alone costs 10-35% at
+# 100 MB/s, so the second share (lossy run over that one) is what the loss itself costs.
 # For rrxe also the packets it resent (selective retransmissions, READ re-requests,
 # probes) per packet netem dropped, over the lossy runs.
 dropped() {
@@ -102,32 +104,41 @@ dropped() {
 	b=$(in1 tc -s qdisc show dev vb | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
 	echo $(( ${a:-0} + ${b:-0} ))
 }
+# netem <loss>: a fresh netem qdisc dropping <loss> both ways (its drop count starts at 0).
+netem() {
+	in0 tc qdisc del dev va root 2>/dev/null
+	in1 tc qdisc del dev vb root 2>/dev/null
+	in0 tc qdisc add dev va root netem loss "$1"
+	in1 tc qdisc add dev vb root netem loss "$1"
+}
 resent() { echo $(( $(counter ${d0} retx_packets) + $(counter ${d1} retx_packets) )); }
 modprobe sch_netem
 # (Loss rows compare the RoCE providers; siw runs over TCP, which has its own recovery.)
 [ "$prov" = siw ] || for pct in 0.1 1 5; do
 	for op in write read; do
-		vals="" shares="" failed=0 lost=0 res=0
+		vals="" shares="" qshares="" failed=0 lost=0 res=0
 		for ((i = 0; i < reps; i++)); do
 			base=$(once "ib_${op}_bw" -s 65536 -D "$dur")
-			# A fresh qdisc per run: its drop count is this run's.
-			in0 tc qdisc replace dev va root netem loss "$pct%"
-			in1 tc qdisc replace dev vb root netem loss "$pct%"
+			netem "0%"
+			qbase=$(once "ib_${op}_bw" -s 65536 -D "$dur")
+			netem "$pct%"
 			[ "$prov" = rrxe ] && r0=$(resent)
 			v=$(once "ib_${op}_bw" -s 65536 -D "$dur")
 			lost=$((lost + $(dropped)))
 			[ "$prov" = rrxe ] && res=$((res + $(resent) - r0))
 			in0 tc qdisc del dev va root
 			in1 tc qdisc del dev vb root
-			if [ -z "$v" ] || [ -z "$base" ]; then
+			if [ -z "$v" ] || [ -z "$base" ] || [ -z "$qbase" ]; then
 				failed=1
 				continue
 			fi
 			vals="$vals $v"
 			shares="$shares $(python3 -c "print(round(100 * $v / $base))")"
+			qshares="$qshares $(python3 -c "print(round(100 * $v / $qbase))")"
 		done
 		report "${op}_bw_64k_loss_$pct" $failed $vals
 		report "${op}_share_$pct" $failed $shares
+		report "${op}_qshare_$pct" $failed $qshares
 		if [ "$prov" = rrxe ] && [ "$lost" -gt 0 ]; then
 			echo "${op}_resent_per_lost_$pct $(python3 -c "print(round($res / $lost, 2))")" | tee -a "$out"
 		fi

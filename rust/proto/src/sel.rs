@@ -364,6 +364,128 @@ impl Reordering {
     }
 }
 
+/// The requester's round-trip samples and the tail-loss probe delay drawn from them:
+/// twice the smallest recent round trip, within fixed bounds.
+///
+/// The probe timer measures silence (no response, nothing sent), not the age of a
+/// request, so the queue of a full window, which lengthens every round trip, does not
+/// lengthen the silences of a flow without loss: responses keep arriving meanwhile. The
+/// longest such silence is about one round trip through an empty path, which the
+/// smallest recent sample approximates (RFC 8985 sizes its reordering window from the
+/// minimum round trip too; its probe timeout is twice the smoothed one, which measured
+/// 1-2.6 ms here, larger under loss when probes matter most).
+///
+/// One packet at a time is timed: the last of a batch of new requests, until a response
+/// covering it arrives. As Karn's algorithm requires, a retransmission that can delay
+/// that response cancels the timing, and responses to retransmissions end none. Times
+/// are nanoseconds of a monotonic clock, given by the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeDelay {
+    /// Smallest sample (µs) of the current window of samples ([`u32::MAX`]: none yet).
+    min_now: u32,
+    /// The same for the window before it.
+    min_prev: u32,
+    /// Samples in the current window.
+    samples: u32,
+    /// The timed PSN and when it was sent.
+    timed: Option<(Psn, u64)>,
+    /// The first PSN never sent: PSNs sent again after a rewind are not timed.
+    next: Option<Psn>,
+}
+
+/// Samples per window of the minimum: the minimum covers the last 64 to 128 samples, so
+/// a path that became slower is followed.
+const MIN_RTT_WINDOW: u32 = 64;
+
+impl ProbeDelay {
+    /// No sample yet: [`ProbeDelay::delay_us`] gives its upper bound.
+    pub const fn new() -> Self {
+        ProbeDelay {
+            min_now: u32::MAX,
+            min_prev: u32::MAX,
+            samples: 0,
+            timed: None,
+            next: None,
+        }
+    }
+
+    /// New requests up to `last` were sent at `now_ns`: times `last` unless a packet is
+    /// being timed already or `last` was sent before (a rewind).
+    pub fn sent(&mut self, last: Psn, now_ns: u64) {
+        let fresh = self.next.is_none_or(|n| !last.before(n));
+        if fresh {
+            self.next = Some(last.add(1));
+            if self.timed.is_none() {
+                self.timed = Some((last, now_ns));
+            }
+        }
+    }
+
+    /// A packet was sent again before the timed one's response: that response may now be
+    /// late for that reason (a cumulative ACK waits for the repair).
+    pub fn cancel(&mut self) {
+        self.timed = None;
+    }
+
+    /// PSNs `from` up to (not including) `to` were asked for again, each answered on its
+    /// own (READ responses): only the timed packet's own repair cancels the timing.
+    pub fn resent(&mut self, from: Psn, to: Psn) {
+        if self
+            .timed
+            .is_some_and(|(t, _)| !t.before(from) && t.before(to))
+        {
+            self.timed = None;
+        }
+    }
+
+    /// Whether a response covering `psn` (an ACK of everything up to it, or the READ
+    /// response with that PSN, not sent again) ends the timing.
+    pub fn covers(&self, psn: Psn) -> bool {
+        self.timed.is_some_and(|(t, _)| !psn.before(t))
+    }
+
+    /// The response [`ProbeDelay::covers`] named arrived at `now_ns`.
+    pub fn sample(&mut self, now_ns: u64) {
+        let Some((_, t0)) = self.timed.take() else {
+            return;
+        };
+        let us = u32::try_from(now_ns.saturating_sub(t0) / 1000).unwrap_or(u32::MAX - 1);
+        self.min_now = self.min_now.min(us);
+        self.samples += 1;
+        if self.samples >= MIN_RTT_WINDOW {
+            self.min_prev = self.min_now;
+            self.min_now = u32::MAX;
+            self.samples = 0;
+        }
+    }
+
+    /// The smallest round trip of the last 64 to 128 samples, in microseconds (`None`
+    /// before the first).
+    pub fn min_rtt_us(&self) -> Option<u32> {
+        let m = self.min_now.min(self.min_prev);
+        if m == u32::MAX {
+            None
+        } else {
+            Some(m)
+        }
+    }
+
+    /// The probe delay: twice the smallest recent round trip, at least `min_us` and at
+    /// most `max_us` (also before the first sample).
+    pub fn delay_us(&self, min_us: u32, max_us: u32) -> u32 {
+        match self.min_rtt_us() {
+            None => max_us,
+            Some(r) => r.saturating_mul(2).max(min_us).min(max_us.max(min_us)),
+        }
+    }
+}
+
+impl Default for ProbeDelay {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A packet waiting in a QP's receive queue: which engine it goes to (a response or ACK
 /// to the requester, a request to the responder) and its PSN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
