@@ -1307,7 +1307,7 @@ impl Qp {
             }
         }
         if sent_any {
-            st.pto.sent(st.req_psn.sub(1), mono_ns());
+            st.pto.sent(st.req_psn.sub(1), mono_ns);
             let t = self.rto_us(st);
             if t != 0 {
                 self.timer.arm_us(t);

@@ -409,14 +409,15 @@ impl ProbeDelay {
         }
     }
 
-    /// New requests up to `last` were sent at `now_ns`: times `last` unless a packet is
-    /// being timed already or `last` was sent before (a rewind).
-    pub fn sent(&mut self, last: Psn, now_ns: u64) {
+    /// New requests up to `last` were sent: times `last` unless a packet is being timed
+    /// already or `last` was sent before (a rewind). `now_ns` reads the clock, only when
+    /// a timing starts (about once per round trip, not once per batch).
+    pub fn sent(&mut self, last: Psn, now_ns: impl FnOnce() -> u64) {
         let fresh = self.next.is_none_or(|n| !last.before(n));
         if fresh {
             self.next = Some(last.add(1));
             if self.timed.is_none() {
-                self.timed = Some((last, now_ns));
+                self.timed = Some((last, now_ns()));
             }
         }
     }

@@ -13,7 +13,7 @@ const US: u64 = 1000;
 
 /// Times PSN `psn` sent at `t0_us` and answered `rtt_us` later.
 fn sample(p: &mut ProbeDelay, psn: u32, t0_us: u64, rtt_us: u64) {
-    p.sent(Psn::new(psn), t0_us * US);
+    p.sent(Psn::new(psn), || t0_us * US);
     assert!(p.covers(Psn::new(psn)));
     p.sample((t0_us + rtt_us) * US);
 }
@@ -28,7 +28,7 @@ fn upper_bound_before_any_sample() {
 #[test]
 fn twice_the_smallest_sample() {
     let mut p = ProbeDelay::new();
-    p.sent(Psn::new(10), 0);
+    p.sent(Psn::new(10), || 0);
     assert!(!p.covers(Psn::new(9)));
     sample(&mut p, 10, 0, 1400);
     assert_eq!(p.min_rtt_us(), Some(1400));
@@ -69,9 +69,9 @@ fn minimum_follows_a_slower_path() {
 #[test]
 fn one_packet_timed_at_a_time() {
     let mut p = ProbeDelay::new();
-    p.sent(Psn::new(5), 0);
+    p.sent(Psn::new(5), || 0);
     // A later batch does not restart the timing of the first.
-    p.sent(Psn::new(9), 500 * US);
+    p.sent(Psn::new(9), || 500 * US);
     assert!(p.covers(Psn::new(5)));
     p.sample(700 * US);
     assert_eq!(p.min_rtt_us(), Some(700));
@@ -79,9 +79,24 @@ fn one_packet_timed_at_a_time() {
 }
 
 #[test]
+fn clock_read_only_to_start_a_timing() {
+    let mut p = ProbeDelay::new();
+    let mut reads = 0;
+    p.sent(Psn::new(5), || {
+        reads += 1;
+        0
+    });
+    p.sent(Psn::new(9), || {
+        reads += 1;
+        0
+    });
+    assert_eq!(reads, 1);
+}
+
+#[test]
 fn karn_retransmission_cancels() {
     let mut p = ProbeDelay::new();
-    p.sent(Psn::new(5), 0);
+    p.sent(Psn::new(5), || 0);
     p.cancel();
     assert!(!p.covers(Psn::new(5)));
     p.sample(9_000 * US);
@@ -91,7 +106,7 @@ fn karn_retransmission_cancels() {
 #[test]
 fn only_its_own_repair_cancels() {
     let mut p = ProbeDelay::new();
-    p.sent(Psn::new(63), 0);
+    p.sent(Psn::new(63), || 0);
     p.resent(Psn::new(10), Psn::new(63));
     assert!(p.covers(Psn::new(63)));
     p.resent(Psn::new(60), Psn::new(64));
@@ -101,35 +116,35 @@ fn only_its_own_repair_cancels() {
 #[test]
 fn rewound_psns_are_not_timed() {
     let mut p = ProbeDelay::new();
-    p.sent(Psn::new(100), 0);
+    p.sent(Psn::new(100), || 0);
     p.cancel();
     // Go-back-N sends 90..=100 again: not timed.
-    p.sent(Psn::new(100), 10 * US);
+    p.sent(Psn::new(100), || 10 * US);
     assert!(!p.covers(Psn::new(100)));
     // New PSNs are.
-    p.sent(Psn::new(101), 20 * US);
+    p.sent(Psn::new(101), || 20 * US);
     assert!(p.covers(Psn::new(101)));
 }
 
 #[test]
 fn timing_across_psn_wrap() {
     let mut p = ProbeDelay::new();
-    p.sent(Psn::new(0x00ff_fffe), 0);
+    p.sent(Psn::new(0x00ff_fffe), || 0);
     assert!(p.covers(Psn::new(1)));
     p.sample(300 * US);
-    p.sent(Psn::new(2), 400 * US);
+    p.sent(Psn::new(2), || 400 * US);
     assert!(p.covers(Psn::new(2)));
 }
 
 #[test]
 fn extreme_clocks() {
     let mut p = ProbeDelay::new();
-    p.sent(Psn::new(1), 0);
+    p.sent(Psn::new(1), || 0);
     p.sample(u64::MAX);
     assert_eq!(p.delay_us(MIN, MAX), MAX);
     // A clock going backwards counts as zero.
     let mut q = ProbeDelay::new();
-    q.sent(Psn::new(1), 5_000);
+    q.sent(Psn::new(1), || 5_000);
     q.sample(0);
     assert_eq!(q.min_rtt_us(), Some(0));
     assert_eq!(q.delay_us(MIN, MAX), MIN);
@@ -145,7 +160,7 @@ proptest! {
         for (op, psn, dt) in ops {
             now = now.wrapping_add(dt);
             match op {
-                0 => p.sent(Psn::new(psn), now),
+                0 => p.sent(Psn::new(psn), || now),
                 1 => p.cancel(),
                 _ => {
                     if p.covers(Psn::new(psn)) {
