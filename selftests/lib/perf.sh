@@ -94,7 +94,7 @@ run write_lat_8b ib_write_lat -s 8 -n 2000
 # a lossless run of the same tool, and the share of lossless bandwidth is the median of
 # those pairs' ratios: the host's speed drifts by tens of percent over a boot, so dividing
 # by the lossless rows measured minutes earlier mixes that drift into the share.
-# Between the two, a run through netem with "loss 0%": the qdisc alone costs 10-35% at
+# Between the two, a run through netem with "loss 0%": the qdisc alone costs 10-30% at
 # 100 MB/s, so the second share (lossy run over that one) is what the loss itself costs.
 # For rrxe also the packets it resent (selective retransmissions, READ re-requests,
 # probes) per packet netem dropped, over the lossy runs.
@@ -104,10 +104,14 @@ dropped() {
 	b=$(in1 tc -s qdisc show dev vb | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
 	echo $(( ${a:-0} + ${b:-0} ))
 }
-# netem <loss>: a fresh netem qdisc dropping <loss> both ways (its drop count starts at 0).
-netem() {
+# no_qdisc: back to the veths' default (noqueue).
+no_qdisc() {
 	in0 tc qdisc del dev va root 2>/dev/null
 	in1 tc qdisc del dev vb root 2>/dev/null
+}
+# netem <loss>: a fresh netem qdisc dropping <loss> both ways (its drop count starts at 0).
+netem() {
+	no_qdisc
 	in0 tc qdisc add dev va root netem loss "$1"
 	in1 tc qdisc add dev vb root netem loss "$1"
 }
@@ -126,8 +130,7 @@ modprobe sch_netem
 			v=$(once "ib_${op}_bw" -s 65536 -D "$dur")
 			lost=$((lost + $(dropped)))
 			[ "$prov" = rrxe ] && res=$((res + $(resent) - r0))
-			in0 tc qdisc del dev va root
-			in1 tc qdisc del dev vb root
+			no_qdisc
 			if [ -z "$v" ] || [ -z "$base" ] || [ -z "$qbase" ]; then
 				failed=1
 				continue

@@ -82,14 +82,12 @@ fn one_packet_timed_at_a_time() {
 fn clock_read_only_to_start_a_timing() {
     let mut p = ProbeDelay::new();
     let mut reads = 0;
-    p.sent(Psn::new(5), || {
-        reads += 1;
-        0
-    });
-    p.sent(Psn::new(9), || {
-        reads += 1;
-        0
-    });
+    for psn in [5, 9] {
+        p.sent(Psn::new(psn), || {
+            reads += 1;
+            0
+        });
+    }
     assert_eq!(reads, 1);
 }
 
@@ -151,8 +149,7 @@ fn extreme_clocks() {
 }
 
 proptest! {
-    /// Whatever the sends, cancels and samples: the delay stays within its bounds and is
-    /// never below twice a sample of the last window.
+    /// Whatever the sends, cancels and samples: the delay stays within its bounds.
     #[test]
     fn delay_within_bounds(ops in prop::collection::vec((0u8..3, 0u32..0x0100_0000, 0u64..5_000_000_000), 1..300)) {
         let mut p = ProbeDelay::new();
