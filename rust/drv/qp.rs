@@ -2153,26 +2153,28 @@ impl Qp {
             self.dev.stats.ooo_kept.inc();
         }
         self.read_progress(st);
+        let (comp, first) = (st.comp_psn, s.first_psn);
+        // A resent response overtook the resent responses asked for before it, in this
+        // READ or an earlier one (asked in PSN order, answered in order): those were lost
+        // again, or their request was. Ask once more, each PSN once this way (after that,
+        // the probe). Before asking for the holes this response reveals, which are new.
+        // (Earlier READs too: a READ's last hole has no later hole in it whose answer
+        // could overtake its own, and a lost answer there held the window until a probe.)
+        if pkt.bth.xflags & sel::XF_RETX != 0 {
+            let from = st.rd_again.later(comp);
+            if from.before(psn) {
+                if self.rerequest(st, from, psn, Ask::Asked) > 0 {
+                    self.dev.stats.sack_again.inc();
+                }
+                st.rd_again = psn;
+            }
+        }
         // The responder sends one READ's responses in one burst, in order: a hole before
         // this response inside the same READ is a loss. Holes in earlier READs (whose
         // bursts another CPU may still be delivering) wait for `rd_reorder` later
         // responses.
-        let (comp, first) = (st.comp_psn, s.first_psn);
         let same_from = first.later(comp);
         if same_from.before(psn) {
-            // A resent response overtook the resent responses asked for before it in this
-            // READ (asked in PSN order, answered in order): those were lost again, or their
-            // request was. Ask once more, each PSN once this way (after that, the probe).
-            // Before asking for the holes this response reveals, which are new.
-            if pkt.bth.xflags & sel::XF_RETX != 0 {
-                let from = st.rd_again.later(same_from);
-                if from.before(psn) {
-                    if self.rerequest(st, from, psn, Ask::Asked) > 0 {
-                        self.dev.stats.sack_again.inc();
-                    }
-                    st.rd_again = psn;
-                }
-            }
             self.rerequest(st, same_from, psn, Ask::New);
         }
         let lim = psn.sub(st.rd_reorder.get() - 1);
@@ -3007,21 +3009,28 @@ impl Qp {
         // before this probe and still named by the SACK answering it was lost again.
         st.rd_bits.advance_to(st.comp_psn);
         st.rd_recent = PsnBits::new(st.comp_psn);
-        // Known holes (before the highest response received) at every probe; the
-        // responses after it, which may still be on their way, at every second probe
-        // without a READ response in between.
+        // Known holes (before the highest response received) at every probe.
         let from = st.comp_psn;
         let edge = if st.rd_high.before(from) {
             from
         } else {
             st.rd_high.add(1)
         };
-        let to = match (st.rd_probes % 2 == 0, self.read_slot_of(st, edge)) {
-            (true, Some((_, s))) => s.last_psn.add(1),
-            _ => edge,
-        };
-        if from.before(to) {
-            self.rerequest(st, from, to, Ask::Missing);
+        if from.before(edge) {
+            self.rerequest(st, from, edge, Ask::Missing);
+        }
+        // The responses after it, which may still be on their way, at every second probe
+        // without a READ response in between: only the last one of that READ (unless the
+        // probe below asks for it). The responder answers in order, so it comes after
+        // any of that READ's responses still on their way and reveals only the lost ones
+        // as holes, which its arrival asks for at once. (Asking for the whole rest resent
+        // a READ's worth of packets whenever the responder had merely stalled.)
+        if st.rd_probes % 2 == 0 {
+            if let Some((_, s)) = self.read_slot_of(st, edge) {
+                if s.last_psn != last {
+                    self.rerequest(st, s.last_psn, s.last_psn.add(1), Ask::Missing);
+                }
+            }
         }
         match self.read_slot_of(st, last) {
             // The last request is a READ: probe with a request for its last response,

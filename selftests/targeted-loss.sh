@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Selective recovery from chosen losses, not random ones: a u32 filter steers every
+# original packet of one opcode (resent and probe packets carry XF_RETX or XF_PROBE in
+# the BTH's reserved byte and pass) into a netem band that drops them all. Each transfer
+# then loses exactly one known packet per message, so the recovery can be counted: data
+# exact, no go-back-N, every loss repaired by resending that one packet (or asking for
+# that one READ response) and nothing else beyond what probes asked for, and the loss
+# nothing follows (the last message's) found by the tail-loss probe.
+cd "$(dirname "$0")" && . lib/ktap.sh
+ktap_header
+ktap_plan 3
+hosts_up
+devs_up
+modprobe sch_netem && modprobe sch_prio && modprobe cls_u32 || {
+	ktap_diag "no sch_prio/cls_u32 in this kernel"
+	for i in 1 2 3; do ktap_skip "targeted loss"; done
+	exit 0
+}
+
+sum() { echo $(( $(counter rrxe0 "$1") + $(counter rrxe1 "$1") )); }
+# target <in0|in1> <dev> <opcode>: drop every original packet with this BTH opcode that
+# leaves <dev>. Offsets from the IPv4 header (20 bytes, no options): UDP destination port
+# at 22, BTH opcode at 28, BTH byte 8 (AckReq and the extension flags) at 36.
+target() {
+	local ns=$1 dev=$2 op=$3
+	$ns tc qdisc replace dev "$dev" root handle 1: prio bands 4 \
+		priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
+	$ns tc qdisc add dev "$dev" parent 1:4 handle 40: netem loss 100% &&
+	$ns tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff \
+		match u8 "$op" 0xff at 28 match u8 0 0x06 at 36 flowid 1:4
+}
+# dropped <in0|in1> <dev>: packets the drop band took.
+dropped() {
+	$1 tc -s qdisc show dev "$2" | awk '/^qdisc netem 40:/ { f = 1 } f && /dropped/ { sub(",", "", $7); print $7; exit }'
+}
+untarget() { $1 tc qdisc del dev "$2" root 2>/dev/null; return 0; }
+
+C="retx_packets rd_rereq tlp_sent retransmits timeouts sack_spurious rnr_nak_sent"
+snap() { local c; for c in $C; do eval "s_$c=\$(sum $c)"; done; }
+d() { eval "echo \$(( \$(sum $1) - s_$1 ))"; }
+
+# lossy <in0|in1> <dev> <opcode> <messages> <what is resent: retx_packets|rd_rereq>
+#       <verify args..., ending with -k depth>: one verified run with the filter; then exactly one drop per
+#       message, at least that many repairs and no more than one per probe beyond it,
+#       no go-back-N, no timeout, and at least one probe (the last message's loss has
+#       nothing after it to reveal it).
+lossy() {
+	local ns=$1 dev=$2 op=$3 n=$4 what=$5
+	shift 5
+	target "$ns" "$dev" "$op" || { untarget "$ns" "$dev"; return 1; }
+	snap
+	# The server posts twice the client's depth of receives: an RNR NAK would send whole
+	# messages again, unflagged, into the filter.
+	local k=${*: -1}
+	pair 18516 120 "$VERIFY" -d rrxe1 "$@" -k $((2 * k)) -- "$VERIFY" -d rrxe0 "$@" ||
+		{ untarget "$ns" "$dev"; return 1; }
+	echo "# $(tail -1 /tmp/pair.cli)"
+	local lost rep tlp
+	lost=$(dropped "$ns" "$dev")
+	untarget "$ns" "$dev"
+	rep=$(d "$what") tlp=$(d tlp_sent)
+	echo "# dropped $lost (expected $n), $what $rep, probes $tlp, resent $(d retx_packets)," \
+		"spurious holes $(d sack_spurious), RNR NAKs $(d rnr_nak_sent), go-back-N $(d retransmits)," \
+		"timeouts $(d timeouts)"
+	[ "$lost" = "$n" ] && [ "$rep" -ge "$lost" ] && [ "$rep" -le $(( lost + tlp )) ] &&
+		[ "$tlp" -ge 1 ] && [ "$(d retransmits)" = 0 ] && [ "$(d timeouts)" = 0 ]
+}
+
+# RC opcodes (IBTA): SEND_LAST_WITH_IMMEDIATE 0x03, RDMA_READ_REQUEST 0x0c,
+# RDMA_READ_RESPONSE_LAST 0x0f. rrxe-verify's SENDs carry an immediate; its WRITE+READ
+# pairs read back 64 KiB, 64 responses at the 1024-byte path MTU.
+ktap_check "SEND: each message's last packet lost once, resent once (SACK or probe)" \
+	lossy in0 va 0x03 100 retx_packets -o send -s 65536 -n 100 -k 8
+ktap_check "READ: each READ's last response lost once, asked for once" \
+	lossy in1 vb 0x0f 50 retx_packets -o write -s 65536 -n 50 -k 4
+ktap_check "READ: each READ request lost once, asked for again once" \
+	lossy in0 va 0x0c 50 rd_rereq -o write -s 65536 -n 50 -k 4
+ktap_finished
