@@ -33,7 +33,8 @@ target() {
 }
 # dropped <in0|in1> <dev>: packets the drop band took.
 dropped() {
-	$1 tc -s qdisc show dev "$2" | awk '/^qdisc netem 40:/ { f = 1 } f && /dropped/ { sub(",", "", $7); print $7; exit }'
+	$1 tc -s qdisc show dev "$2" |
+		awk '/^qdisc netem 40:/ { f = 1 } f && /dropped/ { sub(",", "", $7); print $7; exit }'
 }
 untarget() { $1 tc qdisc del dev "$2" root 2>/dev/null; return 0; }
 
@@ -42,10 +43,11 @@ snap() { local c; for c in $C; do eval "s_$c=\$(sum $c)"; done; }
 d() { eval "echo \$(( \$(sum $1) - s_$1 ))"; }
 
 # lossy <in0|in1> <dev> <opcode> <messages> <what is resent: retx_packets|rd_rereq>
-#       <verify args..., ending with -k depth>: one verified run with the filter; then exactly one drop per
-#       message, at least that many repairs and no more than one per probe beyond it,
-#       no go-back-N, no timeout, and at least one probe (the last message's loss has
-#       nothing after it to reveal it).
+#       <verify args..., ending with -k depth>: one verified run with the filter. Then:
+#       exactly one drop per message; at least that many repairs, and beyond them no
+#       more than the depth per probe (a probe asks again for at most one hole per
+#       message in flight); no go-back-N, no timeout; at least one probe (the last
+#       message's loss has nothing after it to reveal it).
 lossy() {
 	local ns=$1 dev=$2 op=$3 n=$4 what=$5
 	shift 5
@@ -64,7 +66,7 @@ lossy() {
 	echo "# dropped $lost (expected $n), $what $rep, probes $tlp, resent $(d retx_packets)," \
 		"spurious holes $(d sack_spurious), RNR NAKs $(d rnr_nak_sent), go-back-N $(d retransmits)," \
 		"timeouts $(d timeouts)"
-	[ "$lost" = "$n" ] && [ "$rep" -ge "$lost" ] && [ "$rep" -le $(( lost + tlp )) ] &&
+	[ "$lost" = "$n" ] && [ "$rep" -ge "$lost" ] && [ "$rep" -le $(( lost + k * tlp )) ] &&
 		[ "$tlp" -ge 1 ] && [ "$(d retransmits)" = 0 ] && [ "$(d timeouts)" = 0 ]
 }
 
