@@ -36,7 +36,8 @@ mkdir -p "$KB"
 # Kconfig silently drops options whose dependencies are missing; the ones we cannot live
 # without are checked here so the failure is explicit.
 for opt in RUST INFINIBAND INFINIBAND_USER_ACCESS RDMA_RXE RDMA_SIW NET_UDP_TUNNEL VETH \
-	NET_SCH_NETEM NET_SCH_PRIO NET_CLS_U32 NET_9P_VIRTIO 9P_FS MODULE_UNLOAD IPV6 NET_NS; do
+	NET_SCH_NETEM NET_SCH_PRIO NET_CLS_U32 NET_SCH_INGRESS NET_CLS_MATCHALL NET_ACT_GACT \
+	GACT_PROB NET_9P_VIRTIO 9P_FS MODULE_UNLOAD IPV6 NET_NS; do
 	if ! grep -Eq "^CONFIG_${opt}=(y|m)" "$KB/.config"; then
 		echo "kernel: CONFIG_$opt did not survive configuration (see $KB/config.log)." >&2
 		[ "$opt" = RUST ] && echo "kernel: run 'make LLVM=$LLVM_SUFFIX rustavailable' in $KSRC to see why." >&2

@@ -96,18 +96,33 @@ run write_lat_8b ib_write_lat -s 8 -n 2000
 # by the lossless rows measured minutes earlier mixes that drift into the share.
 # Between the two, a run through netem with "loss 0%": the qdisc alone costs 10-30% at
 # 100 MB/s, so the second share (lossy run over that one) is what the loss itself costs.
+# Last, the same loss without any qdisc: a gact action on clsact egress drops 1 in
+# 100/<pct> packets at random, the root staying noqueue; its share (over the lossless run)
+# is the loss's cost without netem's.
 # For rrxe also the packets it resent (selective retransmissions, READ re-requests,
-# probes) per packet netem dropped, over the lossy runs.
+# probes) per packet netem dropped, over the netem runs.
 dropped() {
 	local a b
 	a=$(in0 tc -s qdisc show dev va | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
 	b=$(in1 tc -s qdisc show dev vb | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
 	echo $(( ${a:-0} + ${b:-0} ))
 }
-# no_qdisc: back to the veths' default (noqueue).
+# no_qdisc: back to the veths' default (noqueue, no filters).
 no_qdisc() {
 	in0 tc qdisc del dev va root 2>/dev/null
 	in1 tc qdisc del dev vb root 2>/dev/null
+	in0 tc qdisc del dev va clsact 2>/dev/null
+	in1 tc qdisc del dev vb clsact 2>/dev/null
+}
+# act_loss <loss>: drop <loss> percent both ways with a tc action, no qdisc.
+act_loss() {
+	local n
+	n=$(python3 -c "print(round(100 / $1))")
+	no_qdisc
+	in0 tc qdisc add dev va clsact &&
+		in0 tc filter add dev va egress matchall action gact pass random netrand drop "$n" &&
+		in1 tc qdisc add dev vb clsact &&
+		in1 tc filter add dev vb egress matchall action gact pass random netrand drop "$n"
 }
 # netem <loss>: a fresh netem qdisc dropping <loss> both ways (its drop count starts at 0).
 netem() {
@@ -115,12 +130,22 @@ netem() {
 	in0 tc qdisc add dev va root netem loss "$1"
 	in1 tc qdisc add dev vb root netem loss "$1"
 }
+# act_dropped: packets the gact actions dropped (their counts start with act_loss).
+act_dropped() {
+	local a b
+	a=$(in0 tc -s filter show dev va egress | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
+	b=$(in1 tc -s filter show dev vb egress | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
+	echo $(( ${a:-0} + ${b:-0} ))
+}
 resent() { echo $(( $(counter ${d0} retx_packets) + $(counter ${d1} retx_packets) )); }
 modprobe sch_netem
+modprobe sch_ingress
+modprobe cls_matchall
+modprobe act_gact
 # (Loss rows compare the RoCE providers; siw runs over TCP, which has its own recovery.)
 [ "$prov" = siw ] || for pct in 0.1 1 5; do
 	for op in write read; do
-		vals="" shares="" qshares="" failed=0 lost=0 res=0
+		vals="" shares="" qshares="" avals="" ashares="" failed=0 lost=0 res=0 alost=0 ares=0
 		for ((i = 0; i < reps; i++)); do
 			base=$(once "ib_${op}_bw" -s 65536 -D "$dur")
 			netem "0%"
@@ -130,20 +155,32 @@ modprobe sch_netem
 			v=$(once "ib_${op}_bw" -s 65536 -D "$dur")
 			lost=$((lost + $(dropped)))
 			[ "$prov" = rrxe ] && res=$((res + $(resent) - r0))
+			act_loss "$pct" || failed=1
+			[ "$prov" = rrxe ] && r0=$(resent)
+			av=$(once "ib_${op}_bw" -s 65536 -D "$dur")
+			alost=$((alost + $(act_dropped)))
+			[ "$prov" = rrxe ] && ares=$((ares + $(resent) - r0))
 			no_qdisc
-			if [ -z "$v" ] || [ -z "$base" ] || [ -z "$qbase" ]; then
+			if [ -z "$v" ] || [ -z "$base" ] || [ -z "$qbase" ] || [ -z "$av" ]; then
 				failed=1
 				continue
 			fi
 			vals="$vals $v"
 			shares="$shares $(python3 -c "print(round(100 * $v / $base))")"
 			qshares="$qshares $(python3 -c "print(round(100 * $v / $qbase))")"
+			avals="$avals $av"
+			ashares="$ashares $(python3 -c "print(round(100 * $av / $base))")"
 		done
 		report "${op}_bw_64k_loss_$pct" $failed $vals
 		report "${op}_share_$pct" $failed $shares
 		report "${op}_qshare_$pct" $failed $qshares
+		report "${op}_bw_64k_aloss_$pct" $failed $avals
+		report "${op}_ashare_$pct" $failed $ashares
 		if [ "$prov" = rrxe ] && [ "$lost" -gt 0 ]; then
 			echo "${op}_resent_per_lost_$pct $(python3 -c "print(round($res / $lost, 2))")" | tee -a "$out"
+		fi
+		if [ "$prov" = rrxe ] && [ "$alost" -gt 0 ]; then
+			echo "${op}_aresent_per_lost_$pct $(python3 -c "print(round($ares / $alost, 2))")" | tee -a "$out"
 		fi
 	done
 done
