@@ -46,10 +46,10 @@ for pct in ("0.1", "1", "5"):
         rows += [("ib_%s_bw 64 KiB, %s%% loss (MB/s)" % (op, pct), "%s_bw_64k_loss_%s" % (op, pct), True),
                  ("  share of its own lossless bandwidth, paired runs (%)", "%s_share_%s" % (op, pct), None),
                  ("  share of its lossless bandwidth through netem loss 0% (%)", "%s_qshare_%s" % (op, pct), None),
+                 ("  rrxe packets resent per packet lost", "%s_resent_per_lost_%s" % (op, pct), None),
                  ("  the same loss by a tc action, no qdisc (MB/s)", "%s_bw_64k_aloss_%s" % (op, pct), True),
                  ("  share of its lossless bandwidth, loss without a qdisc (%)", "%s_ashare_%s" % (op, pct), None),
-                 ("  rrxe packets resent per packet lost, loss without a qdisc", "%s_aresent_per_lost_%s" % (op, pct), None),
-                 ("  rrxe packets resent per packet lost", "%s_resent_per_lost_%s" % (op, pct), None)]
+                 ("  rrxe packets resent per packet lost, loss without a qdisc", "%s_aresent_per_lost_%s" % (op, pct), None)]
 def num(d, k):
     try:
         return float(d.get(k, ""))
