@@ -253,7 +253,10 @@ int rrxe_ip_send(struct sk_buff *skb, bool v6)
 		err = ip6_local_out(net, NULL, skb);
 	else
 		err = ip_local_out(net, NULL, skb);
-	return net_xmit_eval(err);
+	err = net_xmit_eval(err);
+	/* NET_XMIT_DROP (a qdisc or a tc action refused the packet) is positive: make it an
+	 * errno, or the caller would take it for success and never count it. */
+	return err > 0 ? -ENOBUFS : err;
 }
 
 /* ---- routing ---- */
