@@ -36,13 +36,6 @@ verify_lossy() {
 }
 # reload <parameters...>: the module again with these parameters, and both devices.
 reload() { devs_down; rmmod rrxe && modprobe rrxe "$@" && devs_up; }
-# dropped: packets netem dropped on both ends since the qdiscs were installed.
-dropped() {
-	local a b
-	a=$(in0 tc -s qdisc show dev va | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
-	b=$(in1 tc -s qdisc show dev vb | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
-	echo $(( ${a:-0} + ${b:-0} ))
-}
 
 ktap_check "WRITE+READ on a clean link" verify -o write -s 65536 -n 20 -k 4
 ktap_eq "rrxe0 (requester) negotiated selective retransmission" 1 \

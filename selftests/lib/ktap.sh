@@ -153,5 +153,15 @@ verify() {
 	echo "# $(tail -1 /tmp/pair.cli)"
 }
 
+# tc_dropped <in0|in1> <tc show arguments...>: the first "dropped" count tc prints (0 if
+# none), e.g. tc_dropped in0 qdisc show dev va.
+tc_dropped() {
+	local n
+	n=$("$1" tc -s "${@:2}" | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
+	echo "${n:-0}"
+}
+# dropped: packets the root qdiscs of both veth ends dropped since they were installed.
+dropped() { echo $(( $(tc_dropped in0 qdisc show dev va) + $(tc_dropped in1 qdisc show dev vb) )); }
+
 # counter <device> <name>: one rrxe counter of port 1.
 counter() { rdma statistic show link "$1"/1 | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }

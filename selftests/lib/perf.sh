@@ -101,13 +101,6 @@ run write_lat_8b ib_write_lat -s 8 -n 2000
 # is the loss's cost without netem's.
 # For rrxe also the packets it resent (selective retransmissions, READ re-requests,
 # probes) per packet netem dropped, over the netem runs.
-# tc_dropped <in0|in1> <tc show arguments...>: the first "dropped" count tc prints.
-tc_dropped() {
-	local n
-	n=$("$1" tc -s "${@:2}" | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
-	echo "${n:-0}"
-}
-dropped() { echo $(( $(tc_dropped in0 qdisc show dev va) + $(tc_dropped in1 qdisc show dev vb) )); }
 # no_qdisc: back to the veths' default (noqueue, no filters).
 no_qdisc() {
 	in0 tc qdisc del dev va root 2>/dev/null
