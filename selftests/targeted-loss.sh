@@ -87,24 +87,31 @@ ktap_check "READ: each READ's last response lost once, asked for once" \
 ktap_check "READ: each READ request lost once, asked for again once" \
 	lossy in0 va 0x0c 50 rd_rereq -o write -s 65536 -n 50 -k 4
 
-# refused <verify args...>: 1% of the packets leaving va are refused by the stack itself
-# (a gact drop on clsact egress returns NET_XMIT_DROP to the sender; rdma_rxe moves its
-# QP to the error state on the first one): each counted in tx_errors, the data exact,
-# no go-back-N.
+# refused <verify args..., ending with -k depth>: 1% of the packets leaving va are refused
+# by the stack itself (a gact drop on clsact egress returns NET_XMIT_DROP to the sender;
+# rdma_rxe moves its QP to the error state on the first one): each counted in tx_errors,
+# the data exact, no go-back-N, and each resent (unless an RNR NAK sent whole messages
+# again, unflagged: a server that falls more than a depth behind runs out of receives
+# even with twice the client's depth posted).
 refused() {
-	modprobe sch_ingress && modprobe cls_matchall && modprobe act_gact || return 1
+	modprobe sch_ingress && modprobe act_gact || return 1
+	# RoCEv2 packets only: a refused packet of the tools' TCP exchange would count too.
 	in0 tc qdisc add dev va clsact &&
-		in0 tc filter add dev va egress matchall action gact pass random netrand drop 100 ||
+		in0 tc filter add dev va egress protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip dport 4791 0xffff \
+			action gact pass random netrand drop 100 ||
 		{ in0 tc qdisc del dev va clsact 2>/dev/null; return 1; }
-	local r n
+	local r n k=${*: -1}
 	snap
-	verify "$@"
+	pair 18516 120 "$VERIFY" -d rrxe1 "$@" -k $((2 * k)) -- "$VERIFY" -d rrxe0 "$@"
 	r=$?
+	echo "# $(tail -1 /tmp/pair.cli)"
 	n=$(tc_dropped in0 filter show dev va egress)
 	in0 tc qdisc del dev va clsact
 	echo "# refused $n, tx_errors $(d tx_errors), resent $(d retx_packets)," \
-		"probes $(d tlp_sent), go-back-N $(d retransmits)"
-	[ $r = 0 ] && [ "$n" -gt 0 ] && [ "$(d tx_errors)" = "$n" ] && [ "$(d retransmits)" = 0 ]
+		"probes $(d tlp_sent), RNR NAKs $(d rnr_nak_sent), go-back-N $(d retransmits)"
+	[ $r = 0 ] && [ "$n" -gt 0 ] && [ "$(d tx_errors)" = "$n" ] && [ "$(d retransmits)" = 0 ] &&
+		{ [ "$(d rnr_nak_sent)" != 0 ] || [ "$(d retx_packets)" -ge "$n" ]; }
 }
 ktap_check "SEND: packets the stack refuses to send are counted and recovered" \
 	refused -o send -s 65536 -n 100 -k 8

@@ -17,6 +17,7 @@ use crate::proto::opcode::{flags as f, op};
 use crate::proto::packet::{Ext, Packet};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{self, Kind};
+use crate::proto::rdrep::{ReadPort, ReadRepair, ReadSpan};
 use crate::proto::sel::{
     self, Arrival, ProbeDelay, PsnBits, Reordering, RxKey, RxWindow, Sack, Xeth, RX_SPAN,
 };
@@ -86,17 +87,6 @@ const REORDER_MAX: u32 = 48;
 const RD_REORDER_MAX: u32 = 256;
 /// Confirmed reports needed to lower a reordering threshold by one.
 const REORDER_DECAY: u32 = 8;
-/// Which missing READ response PSNs [`Qp::rerequest`] asks for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Ask {
-    /// Those not asked for since they went missing.
-    New,
-    /// Every missing one (a probe, a lost request).
-    Missing,
-    /// Only those asked for already (their answer was lost too).
-    Asked,
-}
-
 /// The responder acknowledges once per receive batch, but no later than after this many
 /// requests (a quarter of the requester's window, so a long batch never stalls it).
 const ACK_EVERY: u32 = rc::MAX_UNACKED_PSNS / 4;
@@ -284,29 +274,15 @@ struct State {
     wqe_seq: u32,
     /// Requester: probes sent since the last response.
     probes: u32,
-    /// Requester: probes sent since the last READ response (unlike `probes`, not reset by
-    /// the ACK a probe brings back, which says nothing of READ responses).
-    rd_probes: u32,
-    /// Requester: READ response PSNs received beyond `comp_psn`.
-    rd_bits: PsnBits<64>,
-    /// Requester: READ response PSNs asked for again since they went missing.
-    rd_asked: PsnBits<64>,
-    /// Requester: READ response PSNs asked for again since the last probe. A SACK naming
-    /// a READ request asked for again since then does not ask once more: the answer is
-    /// likely on its way, and each time costs the whole READ.
-    rd_recent: PsnBits<64>,
-    /// Requester: missing READ responses before this PSN were asked for a second time
-    /// because a later resent response overtook theirs.
-    rd_again: Psn,
+    /// Requester: READ responses received and asked for again (with the probes counted
+    /// since the last READ response: unlike `probes`, not reset by the ACK a probe brings
+    /// back, which says nothing of READ responses).
+    rd: ReadRepair,
     /// Requester: PSNs resent for an incremental SACK since the last probe (a full SACK
     /// does not resend them again at once: they are likely still on their way).
     retx_bits: PsnBits<4>,
-    /// Requester: highest READ response PSN received.
-    rd_high: Psn,
     /// Requester: the round trip, and from it the tail-loss probe delay.
     pto: ProbeDelay,
-    /// Requester: how many later READ responses reveal a hole.
-    rd_reorder: Reordering,
     /// Requester: every request before this PSN was acknowledged (explicitly or by a
     /// later response).
     acked: Psn,
@@ -563,15 +539,9 @@ impl Qp {
                     sel_seen: false,
                     wqe_seq: 0,
                     probes: 0,
-                    rd_probes: 0,
-                    rd_bits: PsnBits::new(Psn::new(0)),
-                    rd_asked: PsnBits::new(Psn::new(0)),
-                    rd_recent: PsnBits::new(Psn::new(0)),
-                    rd_again: Psn::new(0),
+                    rd: ReadRepair::new(Psn::new(0), RD_REORDER_MAX, REORDER_DECAY),
                     retx_bits: PsnBits::new(Psn::new(0)),
-                    rd_high: Psn::new(0),
                     pto: ProbeDelay::new(),
-                    rd_reorder: Reordering::new(RD_REORDER_MAX, REORDER_DECAY),
                     acked: Psn::new(0),
                     peer_sel: forced,
                     rxw: RxWindow::new(Psn::new(0)),
@@ -797,12 +767,9 @@ impl Qp {
         if m(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
             st.req_psn = Psn::new(attr.sq_psn);
             st.comp_psn = st.req_psn;
-            st.rd_bits = PsnBits::new(st.comp_psn);
-            st.rd_asked = PsnBits::new(st.comp_psn);
-            st.rd_recent = PsnBits::new(st.comp_psn);
-            st.rd_again = st.comp_psn;
+            let comp = st.comp_psn;
+            st.rd.restart(comp);
             st.retx_bits = PsnBits::new(st.comp_psn);
-            st.rd_high = st.comp_psn;
             st.pto = ProbeDelay::new();
             st.acked = st.comp_psn;
         }
@@ -1673,11 +1640,9 @@ impl Qp {
         if s.opcode == uapi::wr::RDMA_READ && st.sel_tx {
             // The request was lost: ask for everything still missing, unless asked since
             // the last probe (two SACKs, or a probe's answer and a SACK, named it).
-            st.rd_recent.advance_to(st.comp_psn);
-            if psn == s.first_psn && !st.rd_recent.get(psn) {
-                let end = s.last_psn.add(1);
-                self.rerequest(st, psn, end, Ask::Missing);
-            }
+            let comp = st.comp_psn;
+            let (rd, mut io) = self.read_io(st);
+            rd.lost_request(comp, &io.span_of(i, &s), psn, &mut io);
             return;
         }
         if rc::needs_response(s.opcode) {
@@ -1916,7 +1881,7 @@ impl Qp {
         } else if pkt.info.opcode == op::RC_ATOMIC_ACK {
             self.atomic_response(&mut st, pkt);
         } else if pkt.info.has(f::PAYLOAD) {
-            st.rd_probes = 0;
+            st.rd.response_seen();
             if st.sel_tx {
                 self.read_response_sel(&mut st, pkt);
             } else {
@@ -2096,10 +2061,17 @@ impl Qp {
 
     /// The sent WQE (slot index and state) whose PSN span holds `psn`.
     fn slot_of(&self, st: &State, psn: Psn) -> Option<(u32, Slot)> {
+        self.find_slot(&st.slots, st.sq_cons, psn)
+    }
+
+    /// The WQE among `slots`, from the oldest not completed (`sq_cons`), whose PSN span
+    /// holds `psn` (what [`Qp::slot_of`] finds, for callers holding other parts of the
+    /// state).
+    fn find_slot(&self, slots: &[Slot], sq_cons: u32, psn: Psn) -> Option<(u32, Slot)> {
         let prod = self.sq.producer();
-        let mut i = st.sq_cons;
+        let mut i = sq_cons;
         while i != prod {
-            let s = st.slots.get(i as usize).copied()?;
+            let s = slots.get(i as usize).copied()?;
             if !s.started || psn.before(s.first_psn) {
                 return None;
             }
@@ -2117,18 +2089,43 @@ impl Qp {
             .filter(|(_, s)| s.opcode == uapi::wr::RDMA_READ)
     }
 
+    /// The READ repair state and, beside it, the parts of the state its requests need.
+    fn read_io<'a>(&'a self, st: &'a mut State) -> (&'a mut ReadRepair, ReadIo<'a>) {
+        let State {
+            rd,
+            slots,
+            sq_cons,
+            comp,
+            path,
+            mtu,
+            dest_qpn,
+            pto,
+            ..
+        } = st;
+        let io = ReadIo {
+            qp: self,
+            slots,
+            sq_cons: *sq_cons,
+            comp,
+            path: path.as_ref(),
+            mtu: *mtu,
+            dest_qpn: *dest_qpn,
+            pto,
+        };
+        (rd, io)
+    }
+
     /// READ response with selective retransmission: placed at its offset whatever its
-    /// order, recorded in `rd_bits`; READs complete in order once all their PSNs are in;
-    /// holes are requested again (only the missing ranges).
+    /// order and recorded in `rd`; READs complete in order once all their PSNs are in;
+    /// holes are requested again (only the missing ranges, as [`ReadRepair`] decides).
     fn read_response_sel(&self, st: &mut State, pkt: &Packet<'_>) {
         let psn = pkt.bth.psn;
         self.ack_upto(st, psn, false);
-        st.rd_bits.advance_to(st.comp_psn);
         let Some((i, s)) = self.read_slot_of(st, psn) else {
             self.dev.stats.dup_or_ooo_resp.inc();
             return;
         };
-        if psn.before(st.comp_psn) || st.rd_bits.get(psn) || !st.rd_bits.covers(psn) {
+        if !st.rd.wanted(st.comp_psn, psn) {
             self.dev.stats.dup_or_ooo_resp.inc();
             return;
         }
@@ -2136,51 +2133,20 @@ impl Qp {
         if !self.deliver(st, i, off, pkt.payload, s.length) {
             return;
         }
-        st.rd_bits.set(psn);
-        if psn.after(st.rd_high) {
-            st.rd_high = psn;
-        }
-        if st.rd_asked.get(psn) {
-            // A hole we asked for again: filled by the original response means we asked
-            // too early.
-            let retx = pkt.bth.xflags & sel::XF_RETX != 0;
-            if !retx {
-                self.dev.stats.sack_spurious.inc();
-            }
-            st.rd_reorder.filled(retx);
+        let retx = pkt.bth.xflags & sel::XF_RETX != 0;
+        if st.rd.received(psn, retx) {
+            // A hole we asked for again, filled by the original response: we asked too
+            // early.
+            self.dev.stats.sack_spurious.inc();
         }
         if psn != st.comp_psn {
             self.dev.stats.ooo_kept.inc();
         }
         self.read_progress(st);
-        let (comp, first) = (st.comp_psn, s.first_psn);
-        // A resent response overtook the resent responses asked for before it, in this
-        // READ or an earlier one (asked in PSN order, answered in order): those were lost
-        // again, or their request was. Ask once more, each PSN once this way (after that,
-        // the probe). Before asking for the holes this response reveals, which are new.
-        // (Earlier READs too: a READ's last hole has no later hole in it whose answer
-        // could overtake its own, and a lost answer there held the window until a probe.)
-        if pkt.bth.xflags & sel::XF_RETX != 0 {
-            let from = st.rd_again.later(comp);
-            if from.before(psn) {
-                if self.rerequest(st, from, psn, Ask::Asked) > 0 {
-                    self.dev.stats.sack_again.inc();
-                }
-                st.rd_again = psn;
-            }
-        }
-        // The responder sends one READ's responses in one burst, in order: a hole before
-        // this response inside the same READ is a loss. Holes in earlier READs (whose
-        // bursts another CPU may still be delivering) wait for `rd_reorder` later
-        // responses.
-        let same_from = first.later(comp);
-        if same_from.before(psn) {
-            self.rerequest(st, same_from, psn, Ask::New);
-        }
-        let lim = psn.sub(st.rd_reorder.get() - 1);
-        let lim = if lim.before(first) { lim } else { first };
-        if comp.before(lim) {
-            self.rerequest(st, comp, lim, Ask::New);
+        let comp = st.comp_psn;
+        let (rd, mut io) = self.read_io(st);
+        if rd.after_response(comp, s.first_psn, psn, retx, &mut io) {
+            self.dev.stats.sack_again.inc();
         }
     }
 
@@ -2211,10 +2177,10 @@ impl Qp {
             if !s.started || s.opcode != uapi::wr::RDMA_READ || st.comp_psn.before(s.first_psn) {
                 return;
             }
-            while !st.comp_psn.after(s.last_psn) && st.rd_bits.get(st.comp_psn) {
+            while !st.comp_psn.after(s.last_psn) && st.rd.has(st.comp_psn) {
                 st.comp_psn = st.comp_psn.add(1);
             }
-            st.rd_bits.advance_to(st.comp_psn);
+            st.rd.advance_to(st.comp_psn);
             let got = (st.comp_psn.diff(s.first_psn).max(0) as u32)
                 .saturating_mul(st.mtu)
                 .min(s.length);
@@ -2229,69 +2195,45 @@ impl Qp {
             }
         }
     }
+}
 
-    /// Requests again the READ response PSNs missing in `[from, to)` that `ask` selects:
-    /// one READ request per contiguous hole, at the hole's PSN and offset. Returns the
-    /// number of requests sent.
-    fn rerequest(&self, st: &mut State, from: Psn, to: Psn, ask: Ask) -> u32 {
-        st.rd_asked.advance_to(st.comp_psn);
-        // The PSNs to ask for, a word of `rd_bits` and one of `rd_asked` at a time (this
-        // runs for every response that arrives while a hole is open).
-        let pick = |got: u64, asked: u64| match ask {
-            Ask::New => !(got | asked),
-            Ask::Missing => !got,
-            Ask::Asked => !got & asked,
-        };
-        let mut p = from;
-        let mut budget = 4096u32;
-        let mut sent = 0;
-        while budget > 0 {
-            budget -= 1;
-            let Some(q) = st.rd_bits.find(&st.rd_asked, p, to, pick) else {
-                break;
-            };
-            p = q;
-            let Some((i, s)) = self.read_slot_of(st, p) else {
-                p = p.add(1);
-                continue;
-            };
-            // (A lost READ request shows as a hole over its whole span: only responses of
-            // later READs reveal it, so `to` lies beyond it and the new request spans the
-            // rest, as the responder, which never saw the original, expects.)
-            let stop = to.earlier(s.last_psn.add(1));
-            let end = st
-                .rd_bits
-                .find(&st.rd_asked, p, stop, |g, a| !pick(g, a))
-                .unwrap_or(stop);
-            let mut k = p;
-            while k.before(end) {
-                st.rd_asked.set(k);
-                st.rd_recent.set(k);
-                k = k.add(1);
-            }
-            let n = end.diff(p).max(1) as u32;
-            st.pto.resent(p, p.add(n));
-            self.read_request_range(st, i, &s, p, n, sel::XF_RETX);
-            // A request, like a NAK, carries no data: the responses it brings are counted
-            // by the responder, which sends them again (unless it never saw the original).
-            self.dev.stats.rd_rereq.inc();
-            sent += 1;
-            p = end.later(p.add(1));
+/// The requester's outstanding READs and the means to request their responses again,
+/// for [`ReadRepair`]: borrowed from a [`State`] beside its `rd` ([`Qp::read_io`]).
+struct ReadIo<'a> {
+    qp: &'a Qp,
+    slots: &'a [Slot],
+    sq_cons: u32,
+    comp: &'a mut WqeCache,
+    path: Option<&'a Path>,
+    mtu: u32,
+    dest_qpn: u32,
+    pto: &'a mut ProbeDelay,
+}
+
+impl ReadIo<'_> {
+    /// READ slot `i` (state `s`) as [`ReadRepair`] sees it.
+    fn span_of(&self, i: u32, s: &Slot) -> ReadSpan {
+        ReadSpan {
+            first: s.first_psn,
+            last: s.last_psn,
+            tag: i,
         }
-        sent
     }
 
     /// Sends a READ request for `n` response PSNs of READ slot `i` starting at `psn`.
-    fn read_request_range(&self, st: &mut State, i: u32, s: &Slot, psn: Psn, n: u32, xflags: u8) {
-        let Ok(wqe) = self.take_wqe(&mut st.comp, i) else {
+    fn request(&mut self, i: u32, psn: Psn, n: u32, xflags: u8) {
+        let Some(s) = self.slots.get(i as usize).copied() else {
+            return;
+        };
+        let Ok(wqe) = self.qp.take_wqe(self.comp, i) else {
             return;
         };
         let (va, rkey) = (wqe.remote_addr, wqe.rkey);
-        st.comp.put(wqe);
-        let Some(path) = st.path.as_ref() else {
+        self.comp.put(wqe);
+        let Some(path) = self.path else {
             return;
         };
-        let mtu = st.mtu.max(1);
+        let mtu = self.mtu.max(1);
         let off = (psn.diff(s.first_psn).max(0) as u32)
             .saturating_mul(mtu)
             .min(s.length);
@@ -2299,10 +2241,10 @@ impl Qp {
         let bth = Bth {
             opcode: op::RC_READ_REQ,
             pkey: 0xffff,
-            dqpn: st.dest_qpn,
+            dqpn: self.dest_qpn,
             ack_req: true,
             psn,
-            caps: self.offer(),
+            caps: self.qp.offer(),
             xflags,
             ..Bth::default()
         };
@@ -2314,9 +2256,28 @@ impl Qp {
             }),
             ..Ext::default()
         };
-        self.dev.xmit_hdr(path, bth, ext);
+        self.qp.dev.xmit_hdr(path, bth, ext);
+    }
+}
+
+impl ReadPort for ReadIo<'_> {
+    fn span(&self, psn: Psn) -> Option<ReadSpan> {
+        self.qp
+            .find_slot(self.slots, self.sq_cons, psn)
+            .filter(|(_, s)| s.opcode == uapi::wr::RDMA_READ)
+            .map(|(i, s)| self.span_of(i, &s))
     }
 
+    fn ask(&mut self, span: &ReadSpan, psn: Psn, n: u32) {
+        self.pto.resent(psn, psn.add(n));
+        self.request(span.tag, psn, n, sel::XF_RETX);
+        // A request, like a NAK, carries no data: the responses it brings are counted by
+        // the responder, which sends them again (unless it never saw the original).
+        self.qp.dev.stats.rd_rereq.inc();
+    }
+}
+
+impl Qp {
     // ---------------------------------------------------------------- responder
 
     /// A request arrived; `ip` is its IP header (UD receivers get it in the GRH area).
@@ -3004,39 +2965,15 @@ impl Qp {
             }
         }
         self.dev.stats.tlp_sent.inc();
-        st.rd_probes = st.rd_probes.wrapping_add(1);
-        // READ responses: the requester fills its own holes. A READ request asked for again
-        // before this probe and still named by the SACK answering it was lost again.
-        st.rd_bits.advance_to(st.comp_psn);
-        st.rd_recent = PsnBits::new(st.comp_psn);
-        // Known holes (before the highest response received) at every probe.
-        let from = st.comp_psn;
-        let edge = if st.rd_high.before(from) {
-            from
-        } else {
-            st.rd_high.add(1)
-        };
-        if from.before(edge) {
-            self.rerequest(st, from, edge, Ask::Missing);
-        }
-        // The responses after it, which may still be on their way, at every second probe
-        // without a READ response in between: only the last one of that READ (unless the
-        // probe below asks for it). The responder answers in order, so it comes after
-        // any of that READ's responses still on their way and reveals only the lost ones
-        // as holes, which its arrival asks for at once. (Asking for the whole rest resent
-        // a READ's worth of packets whenever the responder had merely stalled.)
-        if st.rd_probes % 2 == 0 {
-            if let Some((_, s)) = self.read_slot_of(st, edge) {
-                if s.last_psn != last {
-                    self.rerequest(st, s.last_psn, s.last_psn.add(1), Ask::Missing);
-                }
-            }
-        }
-        match self.read_slot_of(st, last) {
+        // READ responses: the requester fills its own holes ([`ReadRepair::probe`]).
+        let comp = st.comp_psn;
+        let (rd, mut io) = self.read_io(st);
+        rd.probe(comp, last, &mut io);
+        match io.span(last) {
             // The last request is a READ: probe with a request for its last response,
             // which a responder still missing earlier requests keeps and answers with
             // its holes.
-            Some((i, s)) => self.read_request_range(st, i, &s, last, 1, sel::XF_PROBE),
+            Some(s) => io.request(s.tag, last, 1, sel::XF_PROBE),
             None => self.retransmit_psn(st, last, sel::XF_PROBE | sel::XF_RETX),
         }
         self.timer.arm_us(Self::probe_us(st));

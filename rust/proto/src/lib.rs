@@ -21,6 +21,7 @@ pub mod packet;
 pub mod port;
 pub mod psn;
 pub mod rc;
+pub mod rdrep;
 pub mod sel;
 pub mod uapi;
 pub mod wire;
