@@ -367,3 +367,41 @@ proptest! {
             "asked {} lost {} probes {}", asked, lost, probes);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Any sequence of responses a peer can send (any PSN, far outside the window too,
+    /// duplicates, any flag), probes and lost-request reports: no panic, every request
+    /// within one outstanding READ, and no more requests per event than the bitmaps'
+    /// span allows.
+    #[test]
+    fn arbitrary_events(
+        base in 0u32..(1 << 24),
+        sizes in proptest::collection::vec(1u32..200, 1..8),
+        events in proptest::collection::vec((0u8..8, -5000i32..5000, any::<bool>()), 0..300),
+    ) {
+        let mut r = Req::new(base, &sizes);
+        let total: u32 = sizes.iter().sum();
+        for (kind, d, retx) in events {
+            let psn = Psn::new(base).add(d as u32 & 0xff_ffff).get();
+            match kind {
+                0 => r.probe(),
+                1 => {
+                    if let Some(s) = r.sq.span(Psn::new(psn)) {
+                        r.rr.lost_request(r.comp, &s, s.first, &mut r.sq);
+                    }
+                }
+                _ => {
+                    r.arrive(psn, retx);
+                }
+            }
+            let asks = r.asks();
+            prop_assert!(asks.len() as u32 <= 3 * 4096);
+            for (p, n) in asks {
+                prop_assert!(n >= 1 && n <= total);
+                prop_assert!(r.sq.span(Psn::new(p)).is_some());
+            }
+        }
+    }
+}
