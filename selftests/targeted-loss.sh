@@ -38,6 +38,15 @@ band_dropped() {
 }
 untarget() { $1 tc qdisc del dev "$2" root 2>/dev/null; return 0; }
 
+# verify2 <verify args..., ending with -k depth>: a verified run whose server posts twice
+# the client's depth of receives (an RNR NAK sends whole messages again, unflagged: their
+# packets would meet the filter again and go uncounted as resent).
+verify2() {
+	local k=${*: -1}
+	pair 18516 120 "$VERIFY" -d rrxe1 "$@" -k $((2 * k)) -- "$VERIFY" -d rrxe0 "$@" || return 1
+	echo "# $(tail -1 /tmp/pair.cli)"
+}
+
 C="retx_packets rd_rereq tlp_sent retransmits timeouts sack_spurious rnr_nak_sent tx_errors"
 snap() { local c; for c in $C; do eval "s_$c=\$(sum $c)"; done; }
 d() { eval "echo \$(( \$(sum $1) - s_$1 ))"; }
@@ -53,12 +62,8 @@ lossy() {
 	shift 5
 	target "$ns" "$dev" "$op" || { untarget "$ns" "$dev"; return 1; }
 	snap
-	# The server posts twice the client's depth of receives: an RNR NAK would send whole
-	# messages again, unflagged, into the filter.
 	local k=${*: -1}
-	pair 18516 120 "$VERIFY" -d rrxe1 "$@" -k $((2 * k)) -- "$VERIFY" -d rrxe0 "$@" ||
-		{ untarget "$ns" "$dev"; return 1; }
-	echo "# $(tail -1 /tmp/pair.cli)"
+	verify2 "$@" || { untarget "$ns" "$dev"; return 1; }
 	local lost rep tlp
 	lost=$(band_dropped "$ns" "$dev")
 	untarget "$ns" "$dev"
@@ -101,11 +106,10 @@ refused() {
 			match ip protocol 17 0xff match ip dport 4791 0xffff \
 			action gact pass random netrand drop 100 ||
 		{ in0 tc qdisc del dev va clsact 2>/dev/null; return 1; }
-	local r n k=${*: -1}
+	local r n
 	snap
-	pair 18516 120 "$VERIFY" -d rrxe1 "$@" -k $((2 * k)) -- "$VERIFY" -d rrxe0 "$@"
+	verify2 "$@"
 	r=$?
-	echo "# $(tail -1 /tmp/pair.cli)"
 	n=$(tc_dropped in0 filter show dev va egress)
 	in0 tc qdisc del dev va clsact
 	echo "# refused $n, tx_errors $(d tx_errors), resent $(d retx_packets)," \
