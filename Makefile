@@ -31,6 +31,7 @@ lint: kernel
 
 host-test: setup
 	cd rust/proto && cargo test --release 2>&1
+	cd rust/proto && cargo clippy --release --all-targets -- -D warnings 2>&1
 
 vm-test: module
 	@bash selftests/lib/bench.sh check

@@ -31,6 +31,13 @@ hp=$((hp + dp)) hf=$((hf + df))
 echo "== lint (kernel clippy lints on the module)"
 if bash scripts/module.sh lint; then hp=$((hp + 1)); else hf=$((hf + 1)); fi
 
+echo "== lint (clippy on the protocol core's host crate and its tests, the crate's own lints)"
+if (cd rust/proto && cargo clippy --release --all-targets -- -D warnings 2>&1); then
+	hp=$((hp + 1))
+else
+	hf=$((hf + 1))
+fi
+
 echo "== module"
 vp=0 vf=0 vs=0
 # vm_part <title> <bench mode>: runs one bench job and adds its last-line counts.

@@ -20,6 +20,9 @@ pub trait Crc32 {
 /// Byte-at-a-time table CRC-32.
 pub struct TableCrc32;
 
+// Indexing: `i < 256`, the table's length (and the table is built at compile time, where
+// an index out of range fails the build).
+#[allow(clippy::indexing_slicing)]
 const fn make_table() -> [u32; 256] {
     let mut t = [0u32; 256];
     let mut i = 0;

@@ -116,16 +116,15 @@ impl OpInfo {
             (flags::IETH, IETH_LEN),
         ];
         let mut off = BTH_LEN;
-        let mut i = 0;
-        while i < order.len() {
-            let (f, len) = order[i];
-            if f == hdr {
+        let mut rest: &[(u32, usize)] = &order;
+        while let [(f, len), tail @ ..] = rest {
+            if *f == hdr {
                 return Some(off);
             }
-            if self.flags & f != 0 {
-                off += len;
+            if self.flags & *f != 0 {
+                off += *len;
             }
-            i += 1;
+            rest = tail;
         }
         None
     }

@@ -219,7 +219,7 @@ impl ReadRepair {
         if comp.before(edge) {
             self.rerequest(comp, comp, edge, Ask::Missing, port);
         }
-        if self.probes % 2 == 0 {
+        if self.probes.is_multiple_of(2) {
             if let Some(s) = port.span(edge) {
                 if s.last != last {
                     self.rerequest(comp, s.last, s.last.add(1), Ask::Missing, port);

@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Packet-level properties: every opcode builds and parses back; arbitrary bytes never
 //! make the parser panic; the ICRC ignores exactly the masked fields.
+// Tests index, unwrap and panic freely: a failure is the test failing.
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use proptest::prelude::*;
 use rrxe_proto::bth::Bth;
@@ -69,7 +76,7 @@ fn build_x(opcode: u8, payload: &[u8], xflags: u8) -> Vec<u8> {
     let h = write_headers(&bth, &all_ext(), &mut buf).unwrap();
     buf.truncate(h);
     buf.extend_from_slice(payload);
-    buf.extend(std::iter::repeat(0).take(pad as usize));
+    buf.extend(std::iter::repeat_n(0, pad as usize));
     buf.extend_from_slice(&[1, 2, 3, 4]);
     buf
 }

@@ -5,6 +5,13 @@
 //! every message arrives byte-exact and completes in order; a SACK only ever names PSNs
 //! the receiver lacks; the receiver never keeps more than its window; without reordering
 //! or duplication, retransmissions never exceed the losses plus the tail probes.
+// Tests index, unwrap and panic freely: a failure is the test failing.
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use proptest::prelude::*;
 use rrxe_proto::psn::Psn;
