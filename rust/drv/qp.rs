@@ -120,6 +120,17 @@ struct Slot {
     seq: u32,
 }
 
+impl Slot {
+    /// This READ, in slot `i`, as [`ReadRepair`] sees it.
+    fn read_span(&self, i: u32) -> ReadSpan {
+        ReadSpan {
+            first: self.first_psn,
+            last: self.last_psn,
+            tag: i,
+        }
+    }
+}
+
 /// The largest WQE, in packets, a doorbell leaves to the work item while packets are in
 /// flight (see `Qp::autocork`).
 const AUTOCORK_PKTS: u32 = 8;
@@ -1642,7 +1653,7 @@ impl Qp {
             // the last probe (two SACKs, or a probe's answer and a SACK, named it).
             let comp = st.comp_psn;
             let (rd, mut io) = self.read_io(st);
-            rd.lost_request(comp, &io.span_of(i, &s), psn, &mut io);
+            rd.lost_request(comp, &s.read_span(i), psn, &mut io);
             return;
         }
         if rc::needs_response(s.opcode) {
@@ -2211,15 +2222,6 @@ struct ReadIo<'a> {
 }
 
 impl ReadIo<'_> {
-    /// READ slot `i` (state `s`) as [`ReadRepair`] sees it.
-    fn span_of(&self, i: u32, s: &Slot) -> ReadSpan {
-        ReadSpan {
-            first: s.first_psn,
-            last: s.last_psn,
-            tag: i,
-        }
-    }
-
     /// Sends a READ request for `n` response PSNs of READ slot `i` starting at `psn`.
     fn request(&mut self, i: u32, psn: Psn, n: u32, xflags: u8) {
         let Some(s) = self.slots.get(i as usize).copied() else {
@@ -2265,7 +2267,7 @@ impl ReadPort for ReadIo<'_> {
         self.qp
             .find_slot(self.slots, self.sq_cons, psn)
             .filter(|(_, s)| s.opcode == uapi::wr::RDMA_READ)
-            .map(|(i, s)| self.span_of(i, &s))
+            .map(|(i, s)| s.read_span(i))
     }
 
     fn ask(&mut self, span: &ReadSpan, psn: Psn, n: u32) {
