@@ -27,7 +27,7 @@ use super::sel::{PsnBits, Reordering};
 
 /// Which missing response PSNs [`ReadRepair::rerequest`] asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ask {
+enum Ask {
     /// Those not asked for since they went missing.
     New,
     /// Every missing one (a probe, a lost request).
@@ -128,11 +128,6 @@ impl ReadRepair {
         self.bits.get(psn)
     }
 
-    /// Highest response PSN received.
-    pub const fn high(&self) -> Psn {
-        self.high
-    }
-
     /// The current reordering threshold, in responses.
     pub const fn reordering(&self) -> u32 {
         self.reorder.get()
@@ -230,7 +225,7 @@ impl ReadRepair {
 
     /// Asks again for the response PSNs missing in `[from, to)` that `ask` selects: one
     /// request per contiguous hole within one READ. Returns the number of requests.
-    pub fn rerequest(
+    fn rerequest(
         &mut self,
         comp: Psn,
         from: Psn,
