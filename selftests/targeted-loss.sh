@@ -99,13 +99,7 @@ ktap_check "READ: each READ request lost once, asked for again once" \
 # again, unflagged: a server that falls more than a depth behind runs out of receives
 # even with twice the client's depth posted).
 refused() {
-	modprobe sch_ingress && modprobe act_gact || return 1
-	# RoCEv2 packets only: a refused packet of the tools' TCP exchange would count too.
-	in0 tc qdisc add dev va clsact &&
-		in0 tc filter add dev va egress protocol ip prio 1 u32 \
-			match ip protocol 17 0xff match ip dport 4791 0xffff \
-			action gact pass random netrand drop 100 ||
-		{ in0 tc qdisc del dev va clsact 2>/dev/null; return 1; }
+	act_drop in0 va 100 || { in0 tc qdisc del dev va clsact 2>/dev/null; return 1; }
 	local r n
 	snap
 	verify2 "$@"

@@ -160,6 +160,16 @@ tc_dropped() {
 	n=$("$1" tc -s "${@:2}" | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
 	echo "${n:-0}"
 }
+# act_drop <in0|in1> <dev> <n>: refuse 1 in <n> of the RoCEv2 packets leaving <dev> by a
+# gact action on clsact egress, no qdisc (the stack returns NET_XMIT_DROP to the sender).
+# UDP port 4791 only: a refused packet of the tools' TCP exchange would count too.
+act_drop() {
+	modprobe sch_ingress && modprobe cls_u32 && modprobe act_gact &&
+	$1 tc qdisc add dev "$2" clsact &&
+	$1 tc filter add dev "$2" egress protocol ip prio 1 u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff \
+		action gact pass random netrand drop "$3"
+}
 # dropped: packets the root qdiscs of both veth ends dropped since they were installed.
 dropped() { echo $(( $(tc_dropped in0 qdisc show dev va) + $(tc_dropped in1 qdisc show dev vb) )); }
 

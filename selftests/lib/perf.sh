@@ -108,15 +108,13 @@ no_qdisc() {
 	in0 tc qdisc del dev va clsact 2>/dev/null
 	in1 tc qdisc del dev vb clsact 2>/dev/null
 }
-# act_loss <loss>: drop <loss> percent both ways with a tc action, no qdisc.
+# act_loss <loss>: drop <loss> percent of the RoCEv2 packets both ways with a tc action, no
+# qdisc.
 act_loss() {
 	local n
 	n=$(python3 -c "print(round(100 / $1))")
 	no_qdisc
-	in0 tc qdisc add dev va clsact &&
-		in0 tc filter add dev va egress matchall action gact pass random netrand drop "$n" &&
-		in1 tc qdisc add dev vb clsact &&
-		in1 tc filter add dev vb egress matchall action gact pass random netrand drop "$n"
+	act_drop in0 va "$n" && act_drop in1 vb "$n"
 }
 # netem <loss>: a fresh netem qdisc dropping <loss> both ways (its drop count starts at 0).
 netem() {
@@ -132,9 +130,6 @@ act_dropped() {
 }
 resent() { echo $(( $(counter ${d0} retx_packets) + $(counter ${d1} retx_packets) )); }
 modprobe sch_netem
-modprobe sch_ingress
-modprobe cls_matchall
-modprobe act_gact
 # (Loss rows compare the RoCE providers; siw runs over TCP, which has its own recovery.)
 [ "$prov" = siw ] || for pct in 0.1 1 5; do
 	for op in write read; do
