@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! rrxe protocol core: RoCEv2 header codecs, ICRC, 24-bit PSN arithmetic and (in later
-//! stages) the requester/responder/completer state machines.
+//! rrxe protocol core: RoCEv2 header codecs, ICRC, 24-bit PSN arithmetic, and the
+//! reliable-connected engine (requester, completer, responder, READ repair, selective
+//! retransmission) as state machines without I/O.
 //!
 //! The same files are compiled into the kernel module (as `mod proto` through `#[path]`)
 //! and as the host crate `rrxe_proto` for `cargo test`. Rules for everything in here:

@@ -1,10 +1,144 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Reliable-connected transport rules shared by the requester, responder and completer:
-//! opcode sequencing, PSN spans, the acknowledge-request policy and timer encodings.
+//! The reliable-connected engine, sans I/O: the requester ([`req`]: the send queue's
+//! slots, segmentation of a WQE into packets, the PSN window), the completer ([`comp`]:
+//! what an ACK, NAK, RNR NAK, READ response, atomic acknowledgement or timeout does to the
+//! send queue) and the responder ([`resp`]: PSN check, duplicates, the ACK/NAK/MSN outcome
+//! of a request), the SGE walk shared by gather and scatter ([`sge`]), and the rules they
+//! share here: opcode sequencing, PSN spans, the acknowledge-request policy, timer
+//! encodings, QP states and the retry budget.
+//!
+//! The machines take events and return decisions; the driver carries them out (memory
+//! copies, transmission, timers, counters, completions). The host tests run the same
+//! requester and responder against each other over a simulated lossy link.
 
+pub mod comp;
+pub mod req;
+pub mod resp;
+pub mod sge;
+
+use super::exthdr::Syndrome;
 use super::opcode::op;
 use super::psn::Psn;
 use super::uapi::wr;
+
+/// The ACK syndrome's credit field when end-to-end credits are not used (IBTA 9.7.5.1.2:
+/// "invalid", which every requester takes as "do not limit").
+pub const NO_CREDITS: u8 = 0x1f;
+/// A positive acknowledgement without end-to-end credits.
+pub const ACK: Syndrome = Syndrome::Ack(NO_CREDITS);
+/// The default partition key (full member of the default partition), the only one rrxe
+/// has.
+pub const DEFAULT_PKEY: u16 = 0xffff;
+/// Mask of the 24-bit MSN, QPN and PSN fields.
+pub const MASK24: u32 = 0x00ff_ffff;
+
+/// QP states (`enum ib_qp_state`; rxe's `qp->attr.qp_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum QpState {
+    /// `IB_QPS_RESET`.
+    Reset = 0,
+    /// `IB_QPS_INIT`.
+    Init = 1,
+    /// `IB_QPS_RTR`: the responder runs.
+    Rtr = 2,
+    /// `IB_QPS_RTS`: the requester runs too.
+    Rts = 3,
+    /// `IB_QPS_SQD`: the requester finishes what it started.
+    Sqd = 4,
+    /// `IB_QPS_SQE`.
+    Sqe = 5,
+    /// `IB_QPS_ERR`: everything flushes.
+    Err = 6,
+}
+
+impl QpState {
+    /// The state of an `ib_qp_state` value.
+    pub const fn from_ib(v: u32) -> Option<QpState> {
+        Some(match v {
+            0 => QpState::Reset,
+            1 => QpState::Init,
+            2 => QpState::Rtr,
+            3 => QpState::Rts,
+            4 => QpState::Sqd,
+            5 => QpState::Sqe,
+            6 => QpState::Err,
+            _ => return None,
+        })
+    }
+
+    /// The `ib_qp_state` value.
+    pub const fn to_ib(self) -> u32 {
+        self as u32
+    }
+
+    /// The requester sends (in SQD only what it had started) and takes responses.
+    pub const fn sending(self) -> bool {
+        matches!(self, QpState::Rts | QpState::Sqd)
+    }
+
+    /// The responder takes requests (RTR and later, but not in the error state).
+    pub const fn receiving(self) -> bool {
+        matches!(
+            self,
+            QpState::Rtr | QpState::Rts | QpState::Sqd | QpState::Sqe
+        )
+    }
+
+    /// Connected: an RC peer may still be talking to this QP.
+    pub const fn connected(self) -> bool {
+        self.receiving()
+    }
+}
+
+/// A retry budget: the QP's `retry_cnt` or `rnr_retry` (3 bits), where 7 means "retry
+/// forever" (IBTA 9.7.5.2.8; rdma_rxe and hardware agree).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Retry {
+    limit: u8,
+    left: u8,
+}
+
+impl Retry {
+    /// The count that means "unlimited".
+    pub const UNLIMITED: u8 = 7;
+
+    /// A full budget of `limit` (its low three bits) retries.
+    pub const fn new(limit: u8) -> Self {
+        let limit = limit & 7;
+        Retry { limit, left: limit }
+    }
+
+    /// The configured count (for `query_qp`).
+    pub const fn limit(&self) -> u8 {
+        self.limit
+    }
+
+    /// The peer answered: the budget is full again.
+    pub fn refill(&mut self) {
+        self.left = self.limit;
+    }
+
+    /// Spends one retry; `false` when none is left (the WQE fails).
+    pub fn spend(&mut self) -> bool {
+        if self.left == 0 {
+            return false;
+        }
+        if self.limit != Self::UNLIMITED {
+            self.left -= 1;
+        }
+        true
+    }
+}
+
+/// The next message sequence number (24 bits, wrapping).
+pub const fn next_msn(msn: u32) -> u32 {
+    msn.wrapping_add(1) & MASK24
+}
+
+/// Pad bytes after a payload of `len` bytes (to a multiple of four).
+pub const fn pad(len: u32) -> u8 {
+    ((4 - (len % 4)) % 4) as u8
+}
 
 /// Most PSNs the requester keeps unacknowledged.
 pub const MAX_UNACKED_PSNS: u32 = 128;
@@ -185,6 +319,14 @@ pub struct SeqNak {
 }
 
 impl SeqNak {
+    /// No NAK outstanding.
+    pub const fn new() -> Self {
+        SeqNak {
+            sent: false,
+            high: Psn::new(0),
+        }
+    }
+
     /// A request beyond the expected PSN arrived: whether to NAK now.
     pub fn ahead(&mut self, psn: Psn) -> bool {
         let again = self.sent && !psn.after(self.high);
@@ -299,6 +441,36 @@ mod tests {
         a.sent();
         assert!(!a.batch_end());
         assert!(AckCoalesce::new(0).executed(true));
+    }
+
+    #[test]
+    fn retry_budget() {
+        let mut r = Retry::new(2);
+        assert!(r.spend());
+        assert!(r.spend());
+        assert!(!r.spend());
+        r.refill();
+        assert!(r.spend());
+        let mut u = Retry::new(Retry::UNLIMITED);
+        for _ in 0..100 {
+            assert!(u.spend());
+        }
+        assert!(!Retry::new(0).spend());
+        assert_eq!(Retry::new(0xff).limit(), 7);
+    }
+
+    #[test]
+    fn qp_states() {
+        for v in 0..7 {
+            assert_eq!(QpState::from_ib(v).map(QpState::to_ib), Some(v));
+        }
+        assert_eq!(QpState::from_ib(7), None);
+        assert!(QpState::Sqd.sending() && !QpState::Rtr.sending());
+        assert!(QpState::Rtr.receiving() && !QpState::Err.receiving());
+        assert!(!QpState::Init.receiving());
+        assert_eq!(next_msn(MASK24), 0);
+        assert_eq!(pad(5), 3);
+        assert_eq!(pad(8), 0);
     }
 
     #[test]
