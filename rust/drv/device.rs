@@ -1,27 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 //! rrxe devices: creation on `rdma link add`, removal on `rdma link delete` or when the
-//! net device goes away, and the device/port queries userspace sees in `ibv_devinfo`.
+//! net device goes away, the device/port queries userspace sees in `ibv_devinfo`, the
+//! verbs ib_core calls, and the device's QP table.
 
-use super::net::Path;
-use super::qp::{Qp, MAX_QP_WR};
+use super::limits::{self, QP_TABLE};
+use super::qp::Qp;
 use super::res::{access, Ah, Cq, Mr, Pd, Srq};
+use super::shared::{filled, DevShared};
+use super::stats::Stats;
+use super::tx::Path;
 use crate::kabi::ib::{DevParams, IbDev, IbDriver};
-use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
-use crate::kabi::netdev::{NetDevice, NetNs, NetdevEvent, NetdevEvents};
+use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
+use crate::kabi::netdev::{NetDevice, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
-use crate::kabi::timer::Deadline;
 use crate::kabi::udp::{SocketRef, UdpSockets};
 use crate::kabi::verbs::{Av, CqHandle, QpHandle, SrqHandle, Udata};
 use crate::proto::port::{eui64_from_mac, ib_mtu_for_netdev, IB_MTU_4096};
-use crate::proto::psn::Psn;
+use crate::proto::rc::DEFAULT_PKEY;
 use crate::proto::uapi::{Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-/// Largest `max_rd_atomic` / `max_dest_rd_atomic`.
-pub(crate) const MAX_QP_RD_ATOM: u32 = 128;
 /// First QPN handed out (0 and 1 are the special QPs; rxe starts at 16).
 const MIN_QPN: u32 = 16;
 /// The GSI QP (ib_core's MAD layer, used by the connection manager).
@@ -35,422 +36,26 @@ fn qp_slot(qpn: u32) -> Option<usize> {
     let i = qpn.checked_sub(MIN_QPN)? as usize + 1;
     (i <= QP_TABLE).then_some(i)
 }
-/// QP table size per device.
-const QP_TABLE: usize = 1024;
-/// MR table size per device.
-const MR_TABLE: usize = 16384;
-/// Address handles per device (AH number 0 is never used).
-const AH_TABLE: usize = 4096;
-
-/// A statistics counter.
-pub(crate) struct Counter(AtomicU64);
-
-impl Counter {
-    const fn new() -> Self {
-        Counter(AtomicU64::new(0))
-    }
-
-    pub(crate) fn inc(&self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    /// Adds `n`; returns the new value (gauges).
-    pub(crate) fn add(&self, n: u64) -> u64 {
-        self.0.fetch_add(n, Ordering::Relaxed).wrapping_add(n)
-    }
-
-    /// Subtracts `n` (gauges).
-    pub(crate) fn sub(&self, n: u64) {
-        self.0.fetch_sub(n, Ordering::Relaxed);
-    }
-
-    /// Raises the value to `v` if it is lower (high-water marks).
-    pub(crate) fn raise(&self, v: u64) {
-        self.0.fetch_max(v, Ordering::Relaxed);
-    }
-}
-
-macro_rules! stats {
-    ($($name:ident),* $(,)?) => {
-        /// Device counters (see Documentation/rrxe/index.rst).
-        pub(crate) struct Stats {
-            $(pub(crate) $name: Counter,)*
-        }
-
-        impl Stats {
-            const fn new() -> Self {
-                Stats { $($name: Counter::new(),)* }
-            }
-
-            /// Counter names, in declaration order.
-            pub(crate) const NAMES: &'static [&'static CStr] = &[$(kernel::c_str!(stringify!($name)),)*];
-
-            /// Counter values, in [`Stats::NAMES`] order.
-            pub(crate) fn values(&self, out: &mut [u64]) {
-                for (o, v) in out.iter_mut().zip([$(self.$name.get(),)*]) {
-                    *o = v;
-                }
-            }
-        }
-    };
-}
-
-stats!(
-    tx_packets,
-    tx_errors,
-    rx_packets,
-    drop_malformed,
-    drop_opcode,
-    drop_icrc,
-    drop_qpn,
-    drop_state,
-    out_of_seq,
-    duplicates,
-    dup_or_ooo_resp,
-    retransmits,
-    timeouts,
-    rnr_nak_sent,
-    rnr_nak_rcvd,
-    seq_nak_rcvd,
-    nak_sent,
-    cq_overflow,
-    local_errors,
-    window_full,
-    cnp_rcvd,
-    drop_qkey,
-    drop_no_recv,
-    drop_rx_queue,
-    sel_negotiated,
-    sel_fallback,
-    sel_accepted,
-    ooo_kept,
-    ooo_placed,
-    sack_sent,
-    sack_rcvd,
-    sack_spurious,
-    retx_packets,
-    rd_rereq,
-    tlp_sent,
-    reasm_bytes,
-    reasm_high,
-    drop_reasm_limit,
-    sack_again,
-    closed_acks,
-);
-
-/// Bytes of packets kept beyond the expected PSN, per device (all QPs).
-pub(crate) const REASM_DEV_MAX: u64 = 64 << 20;
-
-impl DevShared {
-    /// Reserves `n` bytes of the device's reassembly budget.
-    pub(crate) fn reasm_reserve(&self, n: usize) -> bool {
-        let n = n as u64;
-        let now = self.stats.reasm_bytes.add(n);
-        if now > REASM_DEV_MAX {
-            self.stats.reasm_bytes.sub(n);
-            return false;
-        }
-        self.stats.reasm_high.raise(now);
-        true
-    }
-
-    /// Returns `n` bytes to the device's reassembly budget.
-    pub(crate) fn reasm_release(&self, n: usize) {
-        self.stats.reasm_bytes.sub(n as u64);
-    }
-}
-
-struct Tables {
-    qps: KVec<Option<Arc<Qp>>>,
-    qpn_used: KVec<bool>,
-    /// Where the search for a free QPN starts: QPNs are handed out cyclically, as
-    /// rdma_rxe does, so that a destroyed QP's number is not reused at once (its peer's
-    /// late packets, and its `Closed` record, would then meet a new connection).
-    qpn_next: usize,
-    mrs: KVec<Option<Arc<Mr>>>,
-    mr_used: KVec<bool>,
-    key_gen: u8,
-    /// Recently destroyed RC QPs (see [`Closed`]), reused round-robin from `closed_next`.
-    closed: KVec<Option<Closed>>,
-    closed_next: usize,
-}
-
-/// An RC QP destroyed while connected: enough to acknowledge its peer's retransmissions
-/// of requests it had executed, for [`CLOSED_US`]. A peer whose last ACK was lost would
-/// otherwise retry into a QPN that no longer answers: `ibv_rc_pingpong`'s server exits
-/// right after its last receive, and under loss its client then failed or, with
-/// `retry_cnt` 7 (unlimited in rdma_rxe and rrxe), retried until killed.
-#[derive(Clone)]
-pub(crate) struct Closed {
-    pub(crate) qpn: u32,
-    pub(crate) dest_qpn: u32,
-    /// Requests before this PSN were executed (the ACK names the one before it).
-    pub(crate) resp_psn: Psn,
-    pub(crate) msn: u32,
-    pub(crate) path: Arc<Path>,
-    pub(crate) until: Deadline,
-}
-
-/// Destroyed QPs remembered per device.
-const CLOSED_MAX: usize = 16;
-/// How long a destroyed QP's executed requests are still acknowledged.
-pub(crate) const CLOSED_US: u64 = 20_000_000;
-/// How far before a destroyed QP's expected PSN a request may be (a peer has far fewer
-/// requests in flight).
-const CLOSED_PSNS: i32 = 1 << 16;
-
-/// Device state shared with QPs and the packet path.
-#[pin_data]
-pub(crate) struct DevShared {
-    pub(crate) net: NetNs,
-    pub(crate) stats: Stats,
-    #[pin]
-    tables: SpinLockBh<Tables>,
-    /// Serialises the responder's atomic operations (atomicity among this device's
-    /// atomics, as `IB_ATOMIC_HCA` promises).
-    #[pin]
-    pub(crate) atomic: SpinLockBh<()>,
-    /// Address handles by number. Kernel consumers create and destroy AHs with
-    /// interrupts disabled (the CM does, under its own locks).
-    #[pin]
-    ahs: SpinLockIrq<KVec<Option<Arc<Ah>>>>,
-}
-
-fn filled<T: Clone>(n: usize, v: T) -> Result<KVec<T>> {
-    let mut k = KVec::with_capacity(n, GFP_KERNEL)?;
-    for _ in 0..n {
-        k.push(v.clone(), GFP_KERNEL)?;
-    }
-    Ok(k)
-}
-
-impl DevShared {
-    fn new(net: NetNs) -> Result<Arc<DevShared>> {
-        let qps = filled(QP_TABLE + 1, None)?;
-        let qpn_used = filled(QP_TABLE + 1, false)?;
-        let mrs = filled(MR_TABLE, None)?;
-        let mut mr_used = filled(MR_TABLE, false)?;
-        let ah_table = filled(AH_TABLE, None)?;
-        let closed = filled(CLOSED_MAX, None)?;
-        // Index 0 would give key 0x000000xx; keep it unused so lkey 0 never resolves.
-        if let Some(u) = mr_used.get_mut(0) {
-            *u = true;
-        }
-        Arc::pin_init(
-            try_pin_init!(DevShared {
-                net,
-                stats: Stats::new(),
-                tables <- new_spinlock_bh!(Tables {
-                    qps,
-                    qpn_used,
-                    qpn_next: 1,
-                    mrs,
-                    mr_used,
-                    key_gen: 0,
-                    closed,
-                    closed_next: 0
-                }),
-                atomic <- new_spinlock_bh!(()),
-                ahs <- new_spinlock_irq!(ah_table),
-            }),
-            GFP_KERNEL,
-        )
-    }
-
-    /// Reserves a QP number: 1 for the GSI QP, else the next free one from 16 on,
-    /// cyclically (see [`Tables::qpn_next`]).
-    pub(crate) fn alloc_qpn(&self, gsi: bool) -> Result<u32> {
-        let mut t = self.tables.lock();
-        let i = if gsi {
-            (!t.qpn_used.first().copied().unwrap_or(true))
-                .then_some(0)
-                .ok_or(EBUSY)?
-        } else {
-            let from = t.qpn_next.clamp(1, QP_TABLE);
-            let free = |r: core::ops::Range<usize>| {
-                r.clone()
-                    .zip(t.qpn_used.get(r).unwrap_or(&[]))
-                    .find(|(_, u)| !**u)
-                    .map(|(i, _)| i)
-            };
-            let i = free(from..QP_TABLE + 1)
-                .or_else(|| free(1..from))
-                .ok_or(ENOMEM)?;
-            t.qpn_next = if i >= QP_TABLE { 1 } else { i + 1 };
-            i
-        };
-        if let Some(u) = t.qpn_used.get_mut(i) {
-            *u = true;
-        }
-        Ok(if gsi { GSI_QPN } else { MIN_QPN + i as u32 - 1 })
-    }
-
-    pub(crate) fn free_qpn(&self, qpn: u32) {
-        let mut t = self.tables.lock();
-        if let Some(u) = qp_slot(qpn).and_then(|i| t.qpn_used.get_mut(i)) {
-            *u = false;
-        }
-    }
-
-    pub(crate) fn insert_qp(&self, qpn: u32, qp: Arc<Qp>) -> Result {
-        let mut t = self.tables.lock();
-        let slot = qp_slot(qpn).and_then(|i| t.qps.get_mut(i)).ok_or(EINVAL)?;
-        *slot = Some(qp);
-        Ok(())
-    }
-
-    pub(crate) fn remove_qp(&self, qpn: u32) {
-        let old = {
-            let mut t = self.tables.lock();
-            qp_slot(qpn)
-                .and_then(|i| t.qps.get_mut(i))
-                .and_then(Option::take)
-        };
-        drop(old);
-    }
-
-    /// Remembers a destroyed QP (replacing an older record of the same QPN, else the
-    /// oldest slot).
-    pub(crate) fn remember_closed(&self, c: Closed) {
-        let old = {
-            let mut t = self.tables.lock();
-            let at = t
-                .closed
-                .iter()
-                .position(|e| e.as_ref().is_some_and(|e| e.qpn == c.qpn));
-            let i = at.unwrap_or(t.closed_next);
-            if at.is_none() {
-                t.closed_next = (t.closed_next + 1) % CLOSED_MAX;
-            }
-            t.closed.get_mut(i).and_then(|e| e.replace(c))
-        };
-        // (The old record's route is released outside the lock.)
-        drop(old);
-    }
-
-    /// The record of destroyed QP `qpn` if it is recent and `psn` names a request it
-    /// executed: its path, peer QPN, ACK PSN and MSN.
-    pub(crate) fn closed_for(&self, qpn: u32, psn: Psn) -> Option<(Arc<Path>, u32, Psn, u32)> {
-        let t = self.tables.lock();
-        t.closed
-            .iter()
-            .flatten()
-            .find(|e| {
-                e.qpn == qpn
-                    && e.until.pending()
-                    && (1..=CLOSED_PSNS).contains(&e.resp_psn.diff(psn))
-            })
-            .map(|e| (e.path.clone(), e.dest_qpn, e.resp_psn.sub(1), e.msn))
-    }
-
-    /// The QP with number `qpn`, if it exists.
-    pub(crate) fn qp(&self, qpn: u32) -> Option<Arc<Qp>> {
-        let t = self.tables.lock();
-        qp_slot(qpn)
-            .and_then(|i| t.qps.get(i))
-            .and_then(Clone::clone)
-    }
-
-    /// Reserves an MR index and key, builds the MR with `make(key)` and publishes it.
-    fn insert_mr(&self, make: impl FnOnce(u32) -> Result<Arc<Mr>>) -> Result<(Arc<Mr>, u32)> {
-        let (i, key) = {
-            let mut t = self.tables.lock();
-            let i = t.mr_used.iter().position(|u| !u).ok_or(ENOMEM)?;
-            if let Some(u) = t.mr_used.get_mut(i) {
-                *u = true;
-            }
-            t.key_gen = t.key_gen.wrapping_add(1);
-            (i, ((i as u32) << 8) | u32::from(t.key_gen))
-        };
-        let mr = match make(key) {
-            Ok(m) => m,
-            Err(e) => {
-                if let Some(u) = self.tables.lock().mr_used.get_mut(i) {
-                    *u = false;
-                }
-                return Err(e);
-            }
-        };
-        if let Some(s) = self.tables.lock().mrs.get_mut(i) {
-            *s = Some(mr.clone());
-        }
-        Ok((mr, key))
-    }
-
-    fn remove_mr(&self, key: u32) {
-        let old = {
-            let mut t = self.tables.lock();
-            let i = (key >> 8) as usize;
-            let old = t.mrs.get_mut(i).and_then(|s| {
-                if s.as_ref().is_some_and(|m| m.key == key) {
-                    s.take()
-                } else {
-                    None
-                }
-            });
-            if old.is_some() {
-                if let Some(u) = t.mr_used.get_mut(i) {
-                    *u = false;
-                }
-            }
-            old
-        };
-        drop(old);
-    }
-
-    /// The MR for `key` if it belongs to PD `pd` and allows every bit of `need`.
-    /// Stores an AH; returns its number (1..AH_TABLE).
-    fn insert_ah(&self, ah: Arc<Ah>) -> Result<u32> {
-        let mut t = self.ahs.lock();
-        let (i, e) = t
-            .iter_mut()
-            .enumerate()
-            .skip(1)
-            .find(|(_, e)| e.is_none())
-            .ok_or(ENOMEM)?;
-        *e = Some(ah);
-        Ok(i as u32)
-    }
-
-    fn remove_ah(&self, num: u32) {
-        if let Some(e) = self.ahs.lock().get_mut(num as usize) {
-            *e = None;
-        }
-    }
-
-    /// The AH with number `num`.
-    pub(crate) fn ah(&self, num: u32) -> Option<Arc<Ah>> {
-        self.ahs.lock().get(num as usize)?.clone()
-    }
-
-    pub(crate) fn lookup_mr(&self, key: u32, pd: usize, need: i32) -> Option<Arc<Mr>> {
-        let t = self.tables.lock();
-        let mr = t.mrs.get((key >> 8) as usize)?.as_ref()?;
-        (mr.key == key && mr.pd == pd && mr.access & need == need).then(|| mr.clone())
-    }
-}
 
 /// Device limits reported by `query_device`. Only what rrxe implements is advertised:
 /// no memory windows, no FLUSH or ATOMIC_WRITE, no multicast, no ODP.
 mod caps {
+    use super::super::limits;
+
     pub(super) const VENDOR_ID: u32 = 0xff_ffff;
-    pub(super) const MAX_QP: u32 = super::QP_TABLE as u32;
-    pub(super) const MAX_QP_WR: u32 = super::MAX_QP_WR;
-    pub(super) const MAX_SGE: u32 = 32;
+    pub(super) const MAX_QP: u32 = limits::QP_TABLE as u32;
+    pub(super) const MAX_QP_WR: u32 = limits::MAX_QP_WR;
+    pub(super) const MAX_SGE: u32 = limits::MAX_SGE;
     pub(super) const MAX_CQ: u32 = 1 << 16;
-    pub(super) const MAX_CQE: u32 = super::MAX_CQE;
-    pub(super) const MAX_MR: u32 = super::MR_TABLE as u32 - 1;
+    pub(super) const MAX_CQE: u32 = limits::MAX_CQE;
+    pub(super) const MAX_MR: u32 = limits::MR_TABLE as u32 - 1;
     pub(super) const MAX_PD: u32 = 1 << 16;
-    pub(super) const MAX_QP_RD_ATOM: u32 = 128;
+    pub(super) const MAX_QP_RD_ATOM: u32 = limits::MAX_QP_RD_ATOM;
     pub(super) const MAX_RES_RD_ATOM: u32 = 1 << 16;
-    pub(super) const MAX_AH: u32 = super::AH_TABLE as u32 - 1;
+    pub(super) const MAX_AH: u32 = limits::AH_TABLE as u32 - 1;
     pub(super) const MAX_SRQ: u32 = 1 << 16;
-    pub(super) const MAX_SRQ_WR: u32 = super::MAX_QP_WR;
-    pub(super) const MAX_SRQ_SGE: u32 = 32;
+    pub(super) const MAX_SRQ_WR: u32 = limits::MAX_QP_WR;
+    pub(super) const MAX_SRQ_SGE: u32 = limits::MAX_SGE;
     pub(super) const MAX_PKEYS: u16 = 1;
     pub(super) const LOCAL_CA_ACK_DELAY: u8 = 15;
     pub(super) const GID_TBL_LEN: i32 = 1024;
@@ -460,12 +65,24 @@ mod caps {
 /// The rrxe driver type (ib_core callbacks, netdev events).
 pub(crate) struct Rrxe;
 
+/// The QPs of a device by number.
+struct QpTable {
+    qps: KVec<Option<Arc<Qp>>>,
+    used: KVec<bool>,
+    /// Where the search for a free QPN starts: QPNs are handed out cyclically, as
+    /// rdma_rxe does, so that a destroyed QP's number is not reused at once (its peer's
+    /// late packets, and its `Closed` record, would then meet a new connection).
+    next: usize,
+}
+
 /// Per-device state.
 #[pin_data]
 pub(crate) struct Device {
     /// Hardware address of the bound net device at creation (GUID source).
     mac: [u8; 6],
     shared: Arc<DevShared>,
+    #[pin]
+    qps: SpinLockBh<QpTable>,
     /// This device's reference on its namespace's RoCEv2 sockets.
     _socks: SocketRef,
 }
@@ -473,6 +90,69 @@ pub(crate) struct Device {
 impl Device {
     pub(crate) fn shared(&self) -> &Arc<DevShared> {
         &self.shared
+    }
+
+    /// Reserves a QP number: 1 for the GSI QP, else the next free one from 16 on,
+    /// cyclically (see [`QpTable::next`]).
+    fn alloc_qpn(&self, gsi: bool) -> Result<u32> {
+        let mut t = self.qps.lock();
+        let i = if gsi {
+            (!t.used.first().copied().unwrap_or(true))
+                .then_some(0)
+                .ok_or(EBUSY)?
+        } else {
+            let from = t.next.clamp(1, QP_TABLE);
+            let free = |r: core::ops::Range<usize>| {
+                r.clone()
+                    .zip(t.used.get(r).unwrap_or(&[]))
+                    .find(|(_, u)| !**u)
+                    .map(|(i, _)| i)
+            };
+            let i = free(from..QP_TABLE + 1)
+                .or_else(|| free(1..from))
+                .ok_or(ENOMEM)?;
+            t.next = if i >= QP_TABLE { 1 } else { i + 1 };
+            i
+        };
+        if let Some(u) = t.used.get_mut(i) {
+            *u = true;
+        }
+        Ok(if gsi { GSI_QPN } else { MIN_QPN + i as u32 - 1 })
+    }
+
+    fn free_qpn(&self, qpn: u32) {
+        let mut t = self.qps.lock();
+        if let Some(u) = qp_slot(qpn).and_then(|i| t.used.get_mut(i)) {
+            *u = false;
+        }
+    }
+
+    /// Publishes `qp` under its number: packets and completions find it from now on.
+    fn insert_qp(&self, qp: Arc<Qp>) -> Result {
+        let mut t = self.qps.lock();
+        let slot = qp_slot(qp.qpn)
+            .and_then(|i| t.qps.get_mut(i))
+            .ok_or(EINVAL)?;
+        *slot = Some(qp);
+        Ok(())
+    }
+
+    fn remove_qp(&self, qpn: u32) {
+        let old = {
+            let mut t = self.qps.lock();
+            qp_slot(qpn)
+                .and_then(|i| t.qps.get_mut(i))
+                .and_then(Option::take)
+        };
+        drop(old);
+    }
+
+    /// The QP with number `qpn`, if it exists.
+    pub(crate) fn qp(&self, qpn: u32) -> Option<Arc<Qp>> {
+        let t = self.qps.lock();
+        qp_slot(qpn)
+            .and_then(|i| t.qps.get(i))
+            .and_then(Clone::clone)
     }
 }
 
@@ -512,6 +192,11 @@ impl IbDriver for Rrxe {
             num_comp_vectors: num_possible_cpus(),
         };
         let shared = DevShared::new(ndev.net())?;
+        let table = QpTable {
+            qps: filled(QP_TABLE + 1, None)?,
+            used: filled(QP_TABLE + 1, false)?,
+            next: 1,
+        };
         let _socks = UdpSockets::get::<Rrxe>(ndev.net())?;
         IbDev::<Rrxe>::register(
             ndev,
@@ -519,6 +204,7 @@ impl IbDriver for Rrxe {
             kernel::try_pin_init!(Device {
                 mac,
                 shared,
+                qps <- new_spinlock_bh!(table),
                 _socks
             }),
         )?;
@@ -618,7 +304,7 @@ impl IbDriver for Rrxe {
         if port != 1 || index != 0 {
             return Err(EINVAL);
         }
-        Ok(0xffff)
+        Ok(DEFAULT_PKEY)
     }
 
     fn enable(dev: &IbDev<Self>) -> Result {
@@ -675,7 +361,7 @@ impl IbDriver for Rrxe {
         if flags != 0 {
             return Err(EOPNOTSUPP);
         }
-        Cq::new(cqe, MAX_CQE, handle, udata)
+        Cq::new(cqe, limits::MAX_CQE, handle, udata)
     }
 
     fn destroy_cq(_dev: &IbDev<Self>, cq: &Arc<Cq>) -> Result {
@@ -700,8 +386,21 @@ impl IbDriver for Rrxe {
         handle: QpHandle,
         udata: Option<&Udata>,
     ) -> Result<(Arc<Qp>, u32)> {
-        let qp = Qp::create(&dev.data().shared, pd.id, init, cqs, srq, handle, udata)?;
-        let qpn = qp.qpn;
+        let data = dev.data();
+        let gsi = init.qp_type == b::ib_qp_type_IB_QPT_GSI;
+        let qpn = data.alloc_qpn(gsi)?;
+        let qp = match Qp::create(&data.shared, qpn, pd.id, init, cqs, srq, handle, udata) {
+            Ok(q) => q,
+            Err(e) => {
+                data.free_qpn(qpn);
+                return Err(e);
+            }
+        };
+        if let Err(e) = data.insert_qp(qp.clone()) {
+            qp.abort();
+            data.free_qpn(qpn);
+            return Err(e);
+        }
         Ok((qp, qpn))
     }
 
@@ -719,11 +418,11 @@ impl IbDriver for Rrxe {
         max: usize,
         sink: &mut dyn FnMut(usize, &Cqe, QpHandle),
     ) -> usize {
-        let shared = &dev.data().shared;
+        let data = dev.data();
         let mut n = 0;
         cq.poll(max, |_, c| {
             // A completion of a QP destroyed since is dropped (ib_core drains QPs first).
-            if let Some(qp) = shared.qp(c.qp_num) {
+            if let Some(qp) = data.qp(c.qp_num) {
                 sink(n, c, qp.handle);
                 n += 1;
             }
@@ -753,7 +452,7 @@ impl IbDriver for Rrxe {
         sleepable: bool,
     ) -> Result<(Arc<Ah>, u32)> {
         let shared = &dev.data().shared;
-        let path = Path::new(shared, av, 0, 0)?;
+        let path = Path::new(shared.net, av, 0, 0)?;
         let flags = if sleepable { GFP_KERNEL } else { GFP_ATOMIC };
         let ah = Arc::new(
             Ah {
@@ -801,8 +500,13 @@ impl IbDriver for Rrxe {
         Ok(())
     }
 
-    fn destroy_qp(_dev: &IbDev<Self>, qp: Arc<Qp>) -> Result {
+    fn destroy_qp(dev: &IbDev<Self>, qp: Arc<Qp>) -> Result {
+        let data = dev.data();
+        // No packet finds it from here on; then its engine stops; then its number may
+        // be handed out again.
+        data.remove_qp(qp.qpn);
         qp.shutdown();
+        data.free_qpn(qp.qpn);
         Ok(())
     }
 
@@ -816,9 +520,6 @@ impl IbDriver for Rrxe {
         dev.data().shared.stats.values(out);
     }
 }
-
-/// Largest CQ.
-const MAX_CQE: u32 = 32767;
 
 impl NetdevEvents for Rrxe {
     fn event(ev: NetdevEvent, ndev: &NetDevice) {

@@ -4,10 +4,17 @@
 
 #![forbid(unsafe_code)]
 
+// Dependencies point one way, leaves first: limits, stats <- tx, frame <- res <- shared
+// <- qp <- device <- rx.
 mod device;
-mod net;
+mod frame;
+mod limits;
 mod qp;
 mod res;
+mod rx;
+mod shared;
+mod stats;
+mod tx;
 
 use crate::kabi::ib::{IbDev, LinkRegistration};
 use crate::kabi::netdev::NetdevNotifier;

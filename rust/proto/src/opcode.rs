@@ -157,6 +157,12 @@ impl OpInfo {
     }
 }
 
+/// The transport service an opcode belongs to (its top three bits: RC, UC, RD, UD, CNP,
+/// XRC).
+pub const fn transport(opcode: u8) -> u8 {
+    opcode & 0xe0
+}
+
 /// Opcode constants (IBTA table 38, plus the RoCEv2 CNP).
 #[allow(missing_docs)]
 pub mod op {

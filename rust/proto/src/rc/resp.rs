@@ -70,10 +70,13 @@ pub struct Responder {
     /// An RNR NAK is outstanding towards a selective requester: it goes back to that PSN,
     /// so later packets are dropped (as IBTA does), not kept and reported.
     pub rnr_hold: bool,
-    /// Results of the last executed atomics, by PSN, for duplicate requests.
-    replay: [Option<(Psn, u64)>; REPLAY],
+    /// Where the next atomic result goes in the replay table.
     atomic_next: u32,
 }
+
+/// Results of the last executed atomics, by PSN, for duplicate requests: the driver's
+/// memory ([`REPLAY`] entries, allocated with the QP), kept by [`Responder`].
+pub type ReplayTable = [Option<(Psn, u64)>];
 
 impl Default for Responder {
     fn default() -> Self {
@@ -91,7 +94,6 @@ impl Responder {
             acks: AckCoalesce::new(ACK_EVERY),
             read_last: false,
             rnr_hold: false,
-            replay: [None; REPLAY],
             atomic_next: 0,
         }
     }
@@ -134,26 +136,24 @@ impl Responder {
     }
 
     /// What duplicate request `psn` gets: `read`/`atomic` by its opcode, `probe_sel` if
-    /// it is a selective requester's probe.
-    pub fn duplicate(&self, psn: Psn, read: bool, atomic: bool, probe_sel: bool) -> Dup {
+    /// it is a selective requester's probe; `table`: the atomic results kept.
+    pub fn duplicate(
+        &self,
+        table: &ReplayTable,
+        psn: Psn,
+        read: bool,
+        atomic: bool,
+        probe_sel: bool,
+    ) -> Dup {
         if read {
             Dup::Read
         } else if atomic {
-            Dup::Atomic(self.replay(psn))
+            Dup::Atomic(replay(table, psn))
         } else if probe_sel {
             Dup::Probe
         } else {
             Dup::Ack
         }
-    }
-
-    /// The saved result of atomic request `psn`.
-    pub fn replay(&self, psn: Psn) -> Option<u64> {
-        self.replay
-            .iter()
-            .flatten()
-            .find(|(p, _)| *p == psn)
-            .map(|&(_, v)| v)
     }
 
     /// The expected request is about to execute; `responds`: it is a READ or atomic.
@@ -209,12 +209,13 @@ impl Responder {
         self.psn = psn.add(n);
     }
 
-    /// The atomic request at `psn` executed; `orig` is the value it read.
-    pub fn atomic_executed(&mut self, psn: Psn, orig: u64) {
+    /// The atomic request at `psn` executed; `orig` is the value it read, kept in
+    /// `table` (oldest result replaced).
+    pub fn atomic_executed(&mut self, table: &mut ReplayTable, psn: Psn, orig: u64) {
         self.psn = psn.add(1);
         self.msn = next_msn(self.msn);
-        let slot = self.atomic_next as usize % REPLAY;
-        if let Some(e) = self.replay.get_mut(slot) {
+        let slot = self.atomic_next as usize % table.len().max(1);
+        if let Some(e) = table.get_mut(slot) {
             *e = Some((psn, orig));
         }
         self.atomic_next = self.atomic_next.wrapping_add(1);
@@ -240,6 +241,15 @@ impl Responder {
     pub fn ack_owed(&self) -> bool {
         self.acks.batch_end()
     }
+}
+
+/// The saved result of atomic request `psn` in `table`.
+pub fn replay(table: &ReplayTable, psn: Psn) -> Option<u64> {
+    table
+        .iter()
+        .flatten()
+        .find(|(p, _)| *p == psn)
+        .map(|&(_, v)| v)
 }
 
 #[cfg(test)]
@@ -285,24 +295,22 @@ mod tests {
     #[test]
     fn duplicates() {
         let mut r = at(0);
-        r.atomic_executed(Psn::new(0), 77);
-        assert_eq!(
-            r.duplicate(Psn::new(0), false, true, false),
-            Dup::Atomic(Some(77))
-        );
-        assert_eq!(
-            r.duplicate(Psn::new(5), false, true, false),
-            Dup::Atomic(None)
-        );
-        assert_eq!(r.duplicate(Psn::new(0), true, false, true), Dup::Read);
-        assert_eq!(r.duplicate(Psn::new(0), false, false, true), Dup::Probe);
-        assert_eq!(r.duplicate(Psn::new(0), false, false, false), Dup::Ack);
+        let t = &mut [None; REPLAY];
+        r.atomic_executed(t, Psn::new(0), 77);
+        let dup = |r: &Responder, t: &ReplayTable, p: u32, flags: (bool, bool, bool)| {
+            r.duplicate(t, Psn::new(p), flags.0, flags.1, flags.2)
+        };
+        assert_eq!(dup(&r, t, 0, (false, true, false)), Dup::Atomic(Some(77)));
+        assert_eq!(dup(&r, t, 5, (false, true, false)), Dup::Atomic(None));
+        assert_eq!(dup(&r, t, 0, (true, false, true)), Dup::Read);
+        assert_eq!(dup(&r, t, 0, (false, false, true)), Dup::Probe);
+        assert_eq!(dup(&r, t, 0, (false, false, false)), Dup::Ack);
         // The replay table keeps the last REPLAY results.
         for k in 1..=REPLAY as u32 {
-            r.atomic_executed(Psn::new(k), u64::from(k));
+            r.atomic_executed(t, Psn::new(k), u64::from(k));
         }
-        assert_eq!(r.replay(Psn::new(0)), None);
-        assert_eq!(r.replay(Psn::new(1)), Some(1));
+        assert_eq!(replay(t, Psn::new(0)), None);
+        assert_eq!(replay(t, Psn::new(1)), Some(1));
         assert_eq!(
             (r.psn, r.msn),
             (Psn::new(REPLAY as u32 + 1), REPLAY as u32 + 1)

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Selective retransmission at the responder: packets beyond the expected PSN are kept
+//! (the skb, or only its headers when the payload could be placed at once), within the
+//! per-QP and per-device limits; the holes they reveal are reported in SACKs (the
+//! protocol core's [`RxWindow`] and [`Reordering`] decide which and when); when the
+//! expected PSN arrives the kept packets run through the responder in PSN order.
+
+use super::super::frame;
+use super::{Qp, State};
+use crate::kabi::skb::SkBuff;
+use crate::proto::opcode::flags as f;
+use crate::proto::packet::{self, Packet};
+use crate::proto::psn::Psn;
+use crate::proto::sel::{self, Arrival, RxWindow, RX_SPAN};
+use kernel::prelude::*;
+
+/// Room for the headers of a data packet whose payload was placed early: BTH, RETH,
+/// ImmDt or IETH, XETH and a dummy ICRC.
+const PLACED_HDR: usize = 64;
+
+/// The headers of a packet beyond the expected PSN whose payload already went to its
+/// destination (the WQE's RETH or receive WQE was known), processed in PSN order later.
+pub(super) struct Placed {
+    hdr: [u8; PLACED_HDR],
+    len: usize,
+    payload: u32,
+}
+
+/// A packet kept beyond the expected PSN.
+pub(super) enum Kept {
+    /// The received skb and the bytes it counts against the limits.
+    Skb(SkBuff, usize),
+    /// Payload placed, headers kept.
+    Placed(KBox<Placed>),
+}
+
+impl Kept {
+    /// Bytes it counts against the reassembly limits.
+    pub(super) fn bytes(&self) -> usize {
+        match self {
+            Kept::Skb(_, n) => *n,
+            Kept::Placed(_) => PLACED_HDR,
+        }
+    }
+}
+
+impl Qp {
+    /// Frees every kept packet and restarts the receive window at `resp_psn`.
+    pub(super) fn drop_kept(&self, st: &mut State) {
+        let mut freed = 0;
+        for k in st.kept.iter_mut() {
+            if let Some(k) = k.take() {
+                freed += k.bytes();
+            }
+        }
+        self.dev.reasm_release(freed);
+        st.kept_bytes = 0;
+        st.rxw = RxWindow::new(st.resp.psn);
+    }
+
+    /// Takes the packet kept for `psn`, if any.
+    pub(super) fn take_kept(&self, st: &mut State, psn: Psn) -> Option<Kept> {
+        let i = (psn.get() % RX_SPAN) as usize;
+        let k = st.kept.get_mut(i)?.take()?;
+        let n = k.bytes();
+        st.kept_bytes = st.kept_bytes.saturating_sub(n);
+        self.dev.reasm_release(n);
+        Some(k)
+    }
+
+    /// Stores a kept packet for `psn` within the limits; `false` if over them.
+    pub(super) fn store_kept(&self, st: &mut State, psn: Psn, k: Kept) -> bool {
+        let bytes = k.bytes();
+        if st.kept_bytes + bytes > self.reasm_max || !self.dev.reasm_reserve(bytes) {
+            return false;
+        }
+        let i = (psn.get() % RX_SPAN) as usize;
+        let old = match st.kept.get_mut(i) {
+            Some(slot) => slot.replace(k),
+            None => {
+                self.dev.reasm_release(bytes);
+                return false;
+            }
+        };
+        st.kept_bytes += bytes;
+        if let Some(o) = old {
+            let n = o.bytes();
+            st.kept_bytes = st.kept_bytes.saturating_sub(n);
+            self.dev.reasm_release(n);
+        }
+        true
+    }
+
+    /// A SEND or WRITE packet beyond the expected PSN whose message is the one in
+    /// progress (its receive WQE or RETH is known): its payload goes straight to the
+    /// destination, and only its headers are kept. `false`: keep the whole packet.
+    pub(super) fn place_early(&self, st: &mut State, psn: Psn, pkt: &Packet<'_>) -> bool {
+        let (Some(x), n) = (pkt.xeth(), pkt.payload.len() as u32) else {
+            return false;
+        };
+        if n == 0 || pkt.info.has(f::FIRST) || !x.fits(n) || pkt.hdr.len() + 4 > PLACED_HDR {
+            return false;
+        }
+        let placed = if pkt.info.has(f::WRITE) {
+            match &st.write {
+                Some(w) if w.seq == Some(x.wqe_seq) && w.len == x.total => w
+                    .mr
+                    .as_ref()
+                    .and_then(|m| m.write(w.start.wrapping_add(u64::from(x.offset)), pkt.payload))
+                    .is_some(),
+                _ => false,
+            }
+        } else if pkt.info.has(f::SEND) {
+            let c = &st.recv;
+            if c.active && c.seq == Some(x.wqe_seq) && x.total <= c.wqe.length {
+                let sge = c.wqe.sge.get(..c.wqe.num).unwrap_or(&[]);
+                self.scatter(sge, x.offset, pkt.payload).is_some()
+            } else {
+                false
+            }
+        } else {
+            false
+        };
+        if !placed {
+            return false;
+        }
+        let mut p = Placed {
+            hdr: [0; PLACED_HDR],
+            len: pkt.hdr.len() + 4,
+            payload: n,
+        };
+        if let Some(d) = p.hdr.get_mut(..pkt.hdr.len()) {
+            d.copy_from_slice(pkt.hdr);
+        }
+        // No payload follows in the copy: no pad either.
+        if let Some(b) = p.hdr.get_mut(1) {
+            *b &= !0x30;
+        }
+        let Ok(b) = KBox::new(p, GFP_ATOMIC) else {
+            // The payload is in place already; keeping the skb instead is still right.
+            return false;
+        };
+        if self.store_kept(st, psn, Kept::Placed(b)) {
+            self.dev.stats.ooo_placed.inc();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The receive path hands over a packet [`Qp::on_request`] chose to keep.
+    pub(crate) fn keep(&self, psn: Psn, skb: SkBuff, bytes: usize) {
+        let mut st = self.st.lock();
+        if !st.rxw.is_kept(psn) {
+            // The window moved on meanwhile (reset, RQ PSN changed).
+            return;
+        }
+        if !self.store_kept(&mut st, psn, Kept::Skb(skb, bytes)) {
+            // Over the limit: forget it; the SACK names it and the requester resends it.
+            st.rxw.forget(psn);
+            st.at_limit = true;
+            self.dev.stats.drop_reasm_limit.inc();
+            return;
+        }
+        self.sack_stored(&mut st);
+    }
+
+    /// A packet beyond the expected PSN was stored: a hole now followed by `reorder`
+    /// later arrivals is reported at once (each hole once); waiting for the end of a long
+    /// receive batch would delay its repair by the rest of the batch.
+    ///
+    /// Not while the QP is at its reassembly limit (`at_limit`: a packet was dropped
+    /// there and the packets kept since have not all been released): a drop makes its
+    /// PSN a hole again, every later stored packet would name it again, and its
+    /// retransmission would meet the same full QP. Those holes are reported at the end
+    /// of each receive batch only.
+    pub(super) fn sack_stored(&self, st: &mut State) {
+        if !st.at_limit {
+            let _ = self.sack_settled_holes(st);
+        }
+    }
+
+    /// Reports the holes followed by `reorder` later arrivals, each hole once.
+    /// `true` if a SACK went out.
+    pub(super) fn sack_settled_holes(&self, st: &mut State) -> bool {
+        let settled = st.rxw.high().sub(st.reorder.get() - 1);
+        match st.rxw.sack_settled(false, settled) {
+            Some(s) => {
+                self.send_sack(st, s);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A packet beyond the expected PSN from a selective requester: keep it, and report
+    /// the holes it reveals (rate-limited by the window's bookkeeping).
+    pub(super) fn ahead(&self, st: &mut State, pkt: &Packet<'_>, probe: bool) -> Option<Psn> {
+        let psn = pkt.bth.psn;
+        if st.rxw.base() != st.resp.psn {
+            self.catch_up(st);
+        }
+        match st.rxw.arrive(psn) {
+            Arrival::Ahead => {
+                self.dev.stats.ooo_kept.inc();
+                self.hole_filled(st, pkt);
+                st.sack_due = true;
+                if probe {
+                    self.answer_probe(st);
+                } else if pkt.bth.xflags & sel::XF_RETX != 0 && !st.at_limit {
+                    // A later retransmission overtook the repair of a reported hole.
+                    if let Some(s) = st.rxw.lost_again(psn) {
+                        self.dev.stats.sack_again.inc();
+                        self.send_sack(st, s);
+                    }
+                }
+                if self.place_early(st, psn, pkt) {
+                    self.sack_stored(st);
+                    return None;
+                }
+                // (`keep` stores it, or drops it at the reassembly limit.)
+                Some(psn)
+            }
+            Arrival::Duplicate => {
+                self.dev.stats.duplicates.inc();
+                if probe {
+                    self.answer_probe(st);
+                }
+                None
+            }
+            Arrival::Beyond | Arrival::Expected => {
+                st.at_limit = true;
+                self.dev.stats.drop_reasm_limit.inc();
+                None
+            }
+        }
+    }
+
+    /// Moves the receive window up to `resp_psn`, processing every kept packet that
+    /// became the expected one.
+    pub(super) fn catch_up(&self, st: &mut State) {
+        if st.kept.is_empty() {
+            return;
+        }
+        let mut budget = 2 * RX_SPAN;
+        while st.rxw.base() != st.resp.psn && budget > 0 {
+            budget -= 1;
+            let base = st.rxw.base();
+            let d = st.resp.psn.diff(base);
+            if d < 0 || d >= RX_SPAN as i32 {
+                // The expected PSN jumped (modify): start over.
+                self.drop_kept(st);
+                return;
+            }
+            // A PSN just processed, or skipped by a READ's span: nothing kept there.
+            drop(self.take_kept(st, base));
+            let kept = st.rxw.advance();
+            if kept && st.rxw.base() == st.resp.psn {
+                match self.take_kept(st, st.resp.psn) {
+                    Some(Kept::Skb(mut skb, _)) => match frame::rc_packet(&mut skb) {
+                        Some(pkt) => self.in_order(st, &pkt, None),
+                        None => self.dev.stats.drop_malformed.inc(),
+                    },
+                    Some(Kept::Placed(p)) => {
+                        match packet::parse(p.hdr.get(..p.len).unwrap_or(&[])) {
+                            Ok(pkt) => self.in_order(st, &pkt, Some(p.payload)),
+                            Err(_) => self.dev.stats.drop_malformed.inc(),
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// A request filled a hole: if the hole was reported and this is the original packet,
+    /// not the retransmission, the report came too early: allow for more reordering.
+    pub(super) fn hole_filled(&self, st: &mut State, pkt: &Packet<'_>) {
+        let psn = pkt.bth.psn;
+        if !psn.before(st.rxw.reported()) {
+            return;
+        }
+        let retx = pkt.bth.xflags & sel::XF_RETX != 0;
+        if !retx {
+            self.dev.stats.sack_spurious.inc();
+        }
+        st.reorder.filled(retx);
+    }
+
+    /// Answers a probe: every hole, or an ACK if there is none.
+    pub(super) fn answer_probe(&self, st: &mut State) {
+        match st.rxw.sack(true) {
+            Some(s) => self.send_sack(st, s),
+            None => self.ack_executed(st),
+        }
+    }
+
+    /// The work of [`Self::rx_batch_done`], under `st`.
+    pub(super) fn batch_end(&self, st: &mut State) {
+        if st.kept_bytes == 0 {
+            st.at_limit = false;
+        }
+        if st.peer_sel && st.sack_due {
+            st.sack_due = false;
+            if st.at_limit {
+                // Every hole from the expected PSN: the retransmissions of PSNs dropped
+                // at the limit are dropped again until the first hole is filled, and
+                // each SACK naming only those would keep the requester from probing
+                // (its timer measures silence) while its repair of the first hole may
+                // have been lost.
+                if let Some(s) = st.rxw.sack(true) {
+                    self.send_sack(st, s);
+                }
+            } else if !self.sack_settled_holes(st) {
+                // Holes not yet settled are looked at again after the next batch.
+                st.sack_due = st.rxw.has_holes();
+            }
+        }
+        if st.resp.ack_owed() {
+            self.ack_executed(st);
+        }
+    }
+}

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The responder executor: a request run through the protocol core's responder
+//! ([`rc::resp`]): the PSN check decides whether it executes, is kept (selective), is a
+//! duplicate or earns a NAK; executing places a SEND through the receive WQE or a WRITE
+//! through the rkey's MR after the access and bounds checks, answers a READ from memory,
+//! performs an atomic; the core then decides the ACK, NAK or RNR NAK and the MSN.
+
+use super::super::res::{access, Mr};
+use super::super::tx::{Payload, TxPkt};
+use super::Qp;
+use super::{selmode, QpState, State, WriteCtx};
+use crate::proto::bth::Bth;
+use crate::proto::exthdr::{Aeth, AtomicAckEth, NakCode, Reth, Syndrome};
+use crate::proto::opcode::{self, flags as f, op};
+use crate::proto::packet::{Ext, Packet};
+use crate::proto::psn::Psn;
+use crate::proto::rc::resp::{Check, Dup};
+use crate::proto::rc::{self, DEFAULT_PKEY};
+use crate::proto::sel::{self, Sack};
+use crate::proto::uapi::{self, wc_flags, wc_opcode, wc_status, Cqe};
+use core::sync::atomic::Ordering;
+use kernel::sync::Arc;
+
+impl Qp {
+    /// A request arrived; `ip` is its IP header (UD receivers get it in the GRH area).
+    /// `Some(psn)`: the packet lies beyond the expected PSN and the QP keeps it; the
+    /// caller hands the skb over with [`Qp::keep`].
+    pub(crate) fn on_request(&self, pkt: &Packet<'_>, ip: &[u8]) -> Option<Psn> {
+        let mut st = self.st.lock();
+        if !st.state.receiving() {
+            self.dev.stats.drop_state.inc();
+            return None;
+        }
+        // The opcode's transport (its top three bits) must be the QP's.
+        let transport = if self.ud() {
+            opcode::transport(op::UD_SEND_ONLY)
+        } else {
+            opcode::transport(op::RC_SEND_FIRST)
+        };
+        if opcode::transport(pkt.info.opcode) != transport {
+            self.dev.stats.drop_opcode.inc();
+            return None;
+        }
+        if self.ud() {
+            self.ud_recv(&mut st, pkt, ip);
+            return None;
+        }
+        if pkt.bth.caps & sel::CAP_SELECTIVE != 0 && self.sel_mode != selmode::OFF && !st.peer_sel {
+            st.peer_sel = true;
+            self.dev.stats.sel_accepted.inc();
+        }
+        let psn = pkt.bth.psn;
+        let probe = pkt.bth.xflags & sel::XF_PROBE != 0;
+        let keep = st.peer_sel && !st.kept.is_empty();
+        match st.resp.check(psn, keep, probe) {
+            Check::Execute => {}
+            Check::Keep => {
+                self.dev.stats.out_of_seq.inc();
+                return self.ahead(&mut st, pkt, probe);
+            }
+            Check::RnrAgain(p) => {
+                self.dev.stats.out_of_seq.inc();
+                // Our RNR NAK may have been lost: a probe gets it again, so the requester
+                // goes back instead of probing forever.
+                let t = st.min_rnr_timer;
+                self.send_ack(&mut st, p, Syndrome::Rnr(t));
+                return None;
+            }
+            Check::NakSeq(e) => {
+                self.dev.stats.out_of_seq.inc();
+                self.send_ack(&mut st, e, Syndrome::Nak(NakCode::PsnSeqErr));
+                return None;
+            }
+            Check::Drop => {
+                self.dev.stats.out_of_seq.inc();
+                return None;
+            }
+            Check::Duplicate => {
+                self.dev.stats.duplicates.inc();
+                let probe_sel = probe && st.peer_sel;
+                let read = pkt.info.has(f::READ);
+                let atomic = pkt.info.has(f::ATMETH);
+                match st.resp.duplicate(&st.replay, psn, read, atomic, probe_sel) {
+                    Dup::Read => {
+                        // READs are idempotent: answer again from memory.
+                        let _ = self.read_request(&mut st, pkt, false);
+                        if probe_sel && st.rxw.has_holes() {
+                            self.answer_probe(&mut st);
+                        }
+                    }
+                    // Atomics are not: replay the saved result, never execute twice.
+                    Dup::Atomic(Some(orig)) => self.send_atomic_ack(&mut st, psn, orig),
+                    // Older than anything remembered: the requester has long seen the
+                    // answer.
+                    Dup::Atomic(None) => self.dev.stats.duplicates.inc(),
+                    Dup::Probe => self.answer_probe(&mut st),
+                    Dup::Ack => self.ack_executed(&mut st),
+                }
+                return None;
+            }
+        }
+        if st.peer_sel && st.rxw.has_holes() {
+            self.hole_filled(&mut st, pkt);
+        }
+        self.in_order(&mut st, pkt, None);
+        self.catch_up(&mut st);
+        if probe && st.peer_sel && st.rxw.has_holes() {
+            self.answer_probe(&mut st);
+        }
+        None
+    }
+
+    /// Processes the request at the expected PSN; `placed`: its payload (that many
+    /// bytes) was placed when it arrived early.
+    pub(super) fn in_order(&self, st: &mut State, pkt: &Packet<'_>, placed: Option<u32>) {
+        let psn = pkt.bth.psn;
+        // A READ or atomic answers with responses; an ACK still owed goes before them
+        // (they carry later PSNs).
+        let responds = pkt.info.has(f::READ) || pkt.info.has(f::ATMETH);
+        if st.resp.in_order(responds) {
+            self.ack_executed(st);
+        }
+        let r = if pkt.info.has(f::SEND) {
+            self.recv_send(st, pkt, placed)
+        } else if pkt.info.has(f::WRITE) {
+            self.recv_write(st, pkt, placed)
+        } else if pkt.info.has(f::READ) {
+            self.read_request(st, pkt, true)
+        } else if pkt.info.has(f::ATMETH) {
+            self.atomic_request(st, pkt)
+        } else {
+            Err(Syndrome::Nak(NakCode::InvalidRequest))
+        };
+        match r {
+            Ok(()) => {
+                // Else the batch's end sends it: one ACK for the receive batch.
+                let batching = self.rx_batching.load(Ordering::Acquire);
+                let last = pkt.info.has(f::LAST);
+                if st
+                    .resp
+                    .executed(psn, last, pkt.bth.ack_req, responds, batching)
+                {
+                    self.send_ack(st, psn, rc::ACK);
+                }
+            }
+            Err(Syndrome::Rnr(_)) => {
+                self.dev.stats.rnr_nak_sent.inc();
+                let t = st.min_rnr_timer;
+                self.send_ack(st, psn, Syndrome::Rnr(t));
+                if st.resp.rnr(st.peer_sel) {
+                    self.drop_kept(st);
+                }
+            }
+            Err(syn) => {
+                self.dev.stats.nak_sent.inc();
+                self.send_ack(st, psn, syn);
+                st.state = QpState::Err;
+                self.flush(st);
+            }
+        }
+    }
+
+    /// A plain ACK of every request executed, unless the last one was a READ or an
+    /// atomic and the requester is an IBTA one (see [`Responder::read_last`]).
+    pub(super) fn ack_executed(&self, st: &mut State) {
+        if let Some(p) = st.resp.ack_psn(st.peer_sel) {
+            self.send_ack(st, p, rc::ACK);
+        }
+    }
+
+    /// Sends a selective NACK (an ACK of everything before the expected PSN, plus the
+    /// holes after it). It goes only to an rrxe requester, which completes a READ or an
+    /// atomic only from its own response, so it may name the expected PSN even right
+    /// after one.
+    pub(super) fn send_sack(&self, st: &mut State, s: Sack) {
+        self.dev.stats.sack_sent.inc();
+        let p = st.resp.psn.sub(1);
+        self.respond(st, p, rc::ACK, None, Some(s));
+    }
+
+    pub(super) fn send_ack(&self, st: &mut State, psn: Psn, syndrome: Syndrome) {
+        self.respond(st, psn, syndrome, None, None);
+    }
+
+    /// The capability bits a response carries: accepted if the requester offered.
+    pub(super) fn accept(st: &State) -> u8 {
+        if st.peer_sel {
+            sel::CAP_SELECTIVE
+        } else {
+            0
+        }
+    }
+
+    /// Sends an ACK/NAK, an ATOMIC ACKNOWLEDGE when `atomic_ack` is given, or a SACK.
+    pub(super) fn respond(
+        &self,
+        st: &mut State,
+        psn: Psn,
+        syndrome: Syndrome,
+        atomic_ack: Option<AtomicAckEth>,
+        sack: Option<Sack>,
+    ) {
+        let Some(path) = st.path.as_ref() else {
+            return;
+        };
+        let bth = Bth {
+            opcode: if atomic_ack.is_some() {
+                op::RC_ATOMIC_ACK
+            } else {
+                op::RC_ACK
+            },
+            pkey: DEFAULT_PKEY,
+            dqpn: st.dest_qpn,
+            psn,
+            caps: Self::accept(st),
+            xflags: if sack.is_some() { sel::XF_EXT } else { 0 },
+            ..Bth::default()
+        };
+        let ext = Ext {
+            aeth: Some(Aeth {
+                syndrome,
+                msn: st.resp.msn,
+            }),
+            atomic_ack,
+            sack,
+            ..Ext::default()
+        };
+        self.dev.xmit_hdr(path, bth, ext);
+        // Every responder ACK/NAK is cumulative up to the expected PSN.
+        st.resp.sent();
+    }
+
+    /// Decodes the next receive WQE into `st.recv.wqe`. From the RQ it stays posted
+    /// until [`Qp::complete_recv`]; from an SRQ it is taken at once (other QPs share the
+    /// queue).
+    pub(super) fn take_recv_wqe(&self, st: &mut State) -> core::result::Result<(), Syndrome> {
+        let bad = Syndrome::Nak(NakCode::RemoteOpErr);
+        let Some(rq) = &self.rq else {
+            return match self.srq.as_ref().and_then(|q| q.take(&mut st.recv.wqe)) {
+                Some(r) => r.map_err(|()| bad),
+                None => Err(Syndrome::Rnr(0)),
+            };
+        };
+        if st.rq_cons == rq.producer() {
+            return Err(Syndrome::Rnr(0));
+        }
+        let mut buf = [0u8; uapi::RECV_WQE_HDR + uapi::MAX_SGE * uapi::SGE_LEN];
+        let s = rq.read_slot(st.rq_cons, &mut buf).ok_or(bad)?;
+        st.recv
+            .wqe
+            .decode_into(s, self.max_recv_sge as usize)
+            .map_err(|_| bad)
+    }
+
+    pub(super) fn complete_recv(&self, st: &mut State, cqe: Cqe, solicited: bool) {
+        if let Some(rq) = &self.rq {
+            st.rq_cons = rq.geom.next(st.rq_cons);
+            rq.publish_consumer(st.rq_cons);
+        }
+        if self.rcq.post(&cqe, solicited).is_err() {
+            self.dev.stats.cq_overflow.inc();
+        }
+    }
+
+    fn recv_send(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+        placed: Option<u32>,
+    ) -> core::result::Result<(), Syndrome> {
+        if pkt.info.has(f::FIRST) {
+            self.take_recv_wqe(st)?;
+            st.recv.active = true;
+            st.recv.offset = 0;
+            st.recv.seq = pkt.xeth().map(|x| x.wqe_seq);
+        }
+        let ctx = &st.recv;
+        if !ctx.active {
+            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+        }
+        let data = pkt.payload;
+        let n = placed.unwrap_or(data.len() as u32);
+        let (wr_id, off) = (ctx.wqe.wr_id, ctx.offset);
+        if off.saturating_add(n) > ctx.wqe.length
+            || (placed.is_none()
+                && self
+                    .scatter(ctx.wqe.sge.get(..ctx.wqe.num).unwrap_or(&[]), off, data)
+                    .is_none())
+        {
+            let cqe = Cqe {
+                wr_id,
+                status: wc_status::LOC_LEN_ERR,
+                qp_num: self.qpn,
+                ..Cqe::default()
+            };
+            st.recv.active = false;
+            self.complete_recv(st, cqe, false);
+            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+        }
+        st.recv.offset = off + n;
+        if pkt.info.has(f::LAST) {
+            let total = off + n;
+            let mut cqe = Cqe {
+                wr_id,
+                status: wc_status::SUCCESS,
+                opcode: wc_opcode::RECV,
+                byte_len: total,
+                qp_num: self.qpn,
+                wc_flags: wc_flags::GRH,
+                port_num: 1,
+                ..Cqe::default()
+            };
+            if let Some(imm) = pkt.imm() {
+                // Immediate data travels big-endian and is handed to userspace unchanged.
+                cqe.ex = u32::from_ne_bytes(imm.to_be_bytes());
+                cqe.wc_flags |= wc_flags::WITH_IMM;
+            }
+            if let Some(rkey) = pkt.ieth() {
+                cqe.ex = rkey;
+                cqe.wc_flags |= wc_flags::WITH_INV;
+            }
+            st.recv.active = false;
+            self.complete_recv(st, cqe, pkt.bth.se);
+        }
+        Ok(())
+    }
+
+    /// The MR a RETH names, after the QP's and the MR's access checks and the bounds
+    /// check; `None` for a zero-length operation (which touches no memory).
+    fn remote_mr(
+        &self,
+        st: &State,
+        reth: &Reth,
+        need: i32,
+    ) -> core::result::Result<Option<Arc<Mr>>, Syndrome> {
+        let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
+        if st.access & need == 0 {
+            return Err(acc);
+        }
+        if reth.len == 0 {
+            return Ok(None);
+        }
+        let mr = self.dev.lookup_mr(reth.rkey, self.pd, need).ok_or(acc)?;
+        if !mr.covers(reth.va, u64::from(reth.len)) {
+            return Err(acc);
+        }
+        Ok(Some(mr))
+    }
+
+    fn recv_write(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+        placed: Option<u32>,
+    ) -> core::result::Result<(), Syndrome> {
+        let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
+        if pkt.info.has(f::FIRST) {
+            let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
+            let mr = self.remote_mr(st, &reth, access::REMOTE_WRITE)?;
+            st.write = Some(WriteCtx {
+                mr,
+                va: reth.va,
+                resid: reth.len,
+                len: reth.len,
+                start: reth.va,
+                seq: pkt.xeth().map(|x| x.wqe_seq),
+            });
+        }
+        let Some(w) = st.write.as_mut() else {
+            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+        };
+        let n = placed.unwrap_or(pkt.payload.len() as u32);
+        if n > w.resid {
+            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+        }
+        if n > 0 && placed.is_none() {
+            w.mr.as_ref()
+                .ok_or(acc)?
+                .write(w.va, pkt.payload)
+                .ok_or(acc)?;
+        }
+        w.va = w.va.wrapping_add(u64::from(n));
+        w.resid -= n;
+        let len = w.len;
+        if pkt.info.has(f::LAST) {
+            st.write = None;
+            if let Some(imm) = pkt.imm() {
+                self.take_recv_wqe(st)?;
+                let cqe = Cqe {
+                    wr_id: st.recv.wqe.wr_id,
+                    status: wc_status::SUCCESS,
+                    opcode: wc_opcode::RECV_RDMA_WITH_IMM,
+                    byte_len: len,
+                    ex: u32::from_ne_bytes(imm.to_be_bytes()),
+                    qp_num: self.qpn,
+                    wc_flags: wc_flags::GRH | wc_flags::WITH_IMM,
+                    port_num: 1,
+                    ..Cqe::default()
+                };
+                self.complete_recv(st, cqe, pkt.bth.se);
+            }
+        }
+        Ok(())
+    }
+
+    /// Executes an atomic request and answers it; the result is kept for replays.
+    fn atomic_request(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+    ) -> core::result::Result<(), Syndrome> {
+        let inv = Syndrome::Nak(NakCode::InvalidRequest);
+        let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
+        let a = pkt.atomic_eth().ok_or(inv)?;
+        if st.access & access::REMOTE_ATOMIC == 0 {
+            return Err(acc);
+        }
+        if a.va % 8 != 0 {
+            return Err(inv);
+        }
+        let mr = self
+            .dev
+            .lookup_mr(a.rkey, self.pd, access::REMOTE_ATOMIC)
+            .ok_or(acc)?;
+        let cas = pkt.info.opcode == op::RC_CMP_SWAP;
+        let orig = {
+            let _g = self.dev.atomic.lock();
+            let mut old = [0u8; 8];
+            mr.read(a.va, &mut old).ok_or(acc)?;
+            let old = u64::from_ne_bytes(old);
+            let new = rc::atomic_result(cas, old, a.swap_add, a.compare);
+            mr.write(a.va, &new.to_ne_bytes()).ok_or(acc)?;
+            old
+        };
+        let psn = pkt.bth.psn;
+        st.resp.atomic_executed(&mut st.replay, psn, orig);
+        self.send_atomic_ack(st, psn, orig);
+        Ok(())
+    }
+
+    pub(super) fn send_atomic_ack(&self, st: &mut State, psn: Psn, orig: u64) {
+        self.respond(st, psn, rc::ACK, Some(AtomicAckEth { orig }), None);
+    }
+
+    /// Answers a READ request (`fresh`: not a duplicate).
+    pub(super) fn read_request(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+        fresh: bool,
+    ) -> core::result::Result<(), Syndrome> {
+        let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
+        let mr = self.remote_mr(st, &reth, access::REMOTE_READ)?;
+        let mtu = st.mtu;
+        let n = rc::packets(reth.len, mtu);
+        if fresh {
+            st.resp.read_accepted();
+        }
+        let Some(path) = st.path.as_ref() else {
+            return Ok(());
+        };
+        for k in 0..n {
+            let off = k * mtu;
+            let len = (reth.len - off.min(reth.len)).min(mtu);
+            let va = reth.va.wrapping_add(u64::from(off));
+            let mr = mr.as_ref();
+            let fill = |d: &mut [u8]| {
+                mr.and_then(|m| m.read(va, d))
+                    .ok_or(wc_status::REM_ACCESS_ERR)
+            };
+            let code = rc::read_resp_opcode(k, n);
+            let info = opcode::info(code).ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
+            let bth = Bth {
+                opcode: code,
+                pkey: DEFAULT_PKEY,
+                dqpn: st.dest_qpn,
+                psn: pkt.bth.psn.add(k),
+                pad: rc::pad(len),
+                caps: Self::accept(st),
+                // Answers to a request seen before, or sent again, are retransmissions.
+                xflags: if st.peer_sel && (!fresh || pkt.bth.xflags & sel::XF_RETX != 0) {
+                    sel::XF_RETX
+                } else {
+                    0
+                },
+                ..Bth::default()
+            };
+            let ext = Ext {
+                aeth: info.has(f::AETH).then_some(Aeth {
+                    syndrome: rc::ACK,
+                    msn: st.resp.msn,
+                }),
+                ..Ext::default()
+            };
+            let payload = if len == 0 {
+                Payload::None
+            } else {
+                Payload::Fill(len as usize, &fill)
+            };
+            let _ = self.dev.xmit(path, &TxPkt { bth, ext, payload });
+        }
+        if fresh {
+            st.resp.read_executed(pkt.bth.psn, n);
+        } else {
+            self.dev.stats.retx_packets.add(u64::from(n));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Where and when the engine runs: the receive softirq sorts a packet to its QP and
+//! processes a small one at once when the QP is idle, else queues it for the QP's work
+//! item (on the unbound workqueue, on whichever CPU is free); the work item processes
+//! the queued packets in batches, then runs the requester; the retransmit timer goes
+//! back, probes or ends an RNR wait.
+
+use super::super::frame;
+use super::super::limits::RX_QUEUE_MAX;
+use super::{Qp, QpState, State};
+use crate::kabi::crc::KernelCrc32;
+use crate::kabi::skb::SkBuff;
+use crate::kabi::timer::{self, TimerHandler};
+use crate::kabi::work::WorkHandler;
+use crate::proto::icrc;
+use crate::proto::opcode::{flags as f, ICRC_LEN};
+use crate::proto::packet;
+use crate::proto::rc;
+use crate::proto::rc::comp::Timer as Fired;
+use crate::proto::rdrep::ReadPort;
+use crate::proto::sel::{self, RxKey};
+use crate::proto::uapi::wc_status;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::prelude::*;
+
+/// Largest UDP payload the receive softirq processes itself when the QP's queue is idle.
+const RX_INLINE_MAX: usize = 256;
+
+/// Received packets waiting for the QP's work item.
+pub(super) struct RxQueue {
+    /// Each with its direction and PSN (where a retransmission may go: [`sel::retx_slot`]).
+    pub(super) pkts: KVec<(SkBuff, RxKey)>,
+    /// How many retransmissions lead `pkts` (see [`Qp::queue_rx`]).
+    pub(super) urgent: usize,
+    /// The work item is processing a batch: later packets queue behind it.
+    pub(super) busy: bool,
+}
+
+impl Qp {
+    /// Receive softirq: a small packet (ACK, short message) arriving while nothing is
+    /// queued is processed at once (latency); anything else goes to this QP's work item,
+    /// so that copying payloads runs on whichever CPU is free. A full queue drops the
+    /// packet (counted; the peer retransmits).
+    ///
+    /// A selective retransmission (`retx`) goes ahead of the packets queued before it,
+    /// after the retransmissions already there and after any packet of its direction
+    /// with an earlier PSN ([`sel::retx_slot`]): it repairs the hole everything behind
+    /// it waits for. Queued at the back, a READ's repair was processed only after the
+    /// whole window of responses sent before it, so the window stayed closed until the
+    /// queue ran dry and then the pipe was empty for a round trip.
+    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize, key: RxKey, retx: bool) {
+        let mut q = self.rxq.lock();
+        if len <= RX_INLINE_MAX && q.pkts.is_empty() && !q.busy && !self.engine_busy() {
+            drop(q);
+            self.process(skb);
+            self.rx_batch_done();
+            return;
+        }
+        if q.pkts.len() >= RX_QUEUE_MAX {
+            drop(q);
+            self.dev.stats.drop_rx_queue.inc();
+            return;
+        }
+        let queued = if retx {
+            let at = sel::retx_slot(q.pkts.iter().map(|e| e.1), q.urgent, key);
+            let ok = q.pkts.reserve(1, GFP_ATOMIC).is_ok()
+                && q.pkts.insert_within_capacity(at, (skb, key)).is_ok();
+            if ok && at == q.urgent {
+                q.urgent = at + 1;
+            }
+            ok
+        } else {
+            q.pkts.push((skb, key), GFP_ATOMIC).is_ok()
+        };
+        drop(q);
+        if !queued {
+            self.dev.stats.drop_rx_queue.inc();
+            return;
+        }
+        self.send_work.queue();
+    }
+
+    /// Frees the packets still queued (destroy).
+    pub(super) fn drop_queued(&self) {
+        drop(core::mem::take(&mut self.rxq.lock().pkts));
+    }
+
+    /// Checks and processes a packet the softirq sorted to this QP: the ICRC, then the
+    /// responder (requests) or the completer (responses). Its work item runs this, on
+    /// whichever CPU is free: the receive softirq only sorts packets.
+    pub(super) fn process(&self, mut skb: SkBuff) {
+        let Ok((l3, v6)) = skb.rx_view() else {
+            return;
+        };
+        let Some((ip, udp_payload)) = frame::split(l3, v6) else {
+            self.dev.stats.drop_malformed.inc();
+            return;
+        };
+        let Ok(pkt) = packet::parse(udp_payload) else {
+            self.dev.stats.drop_malformed.inc();
+            return;
+        };
+        let body = l3.get(..l3.len().saturating_sub(ICRC_LEN)).unwrap_or(&[]);
+        if icrc::compute(&KernelCrc32, body).ok() != Some(pkt.icrc) {
+            self.dev.stats.drop_icrc.inc();
+            return;
+        }
+        let bytes = udp_payload.len();
+        if pkt.info.has(f::REQ) {
+            if let Some(psn) = self.on_request(&pkt, ip) {
+                self.keep(psn, skb, bytes);
+                return;
+            }
+        } else {
+            self.on_response(&pkt);
+        }
+        skb.consume();
+    }
+
+    /// End of a receive batch: report the holes that outlived the previous batch (a
+    /// packet sent from another CPU can overtake a few others; a lost one stays missing).
+    /// Not behind a requester run on another CPU, which holds `st` for up to a window of
+    /// packets: if `st` is taken, the work item, queued again, ends the batch once that
+    /// run lets go of it.
+    pub(crate) fn rx_batch_done(&self) {
+        let Some(mut st) = self.st.try_lock() else {
+            self.batch_due.store(true, Ordering::Release);
+            self.send_work.queue();
+            return;
+        };
+        self.batch_end(&mut st);
+    }
+
+    /// Tail-loss probe: sends the last packet again, flagged, so the responder answers
+    /// with every hole it knows of. Counts against the retry budget once the silence
+    /// reaches the transport timeout. `false`: fall back to the go-back-N timeout (the
+    /// last request is an atomic).
+    fn probe(&self, st: &mut State) -> bool {
+        {
+            let q = self.rxq.lock();
+            if q.busy || !q.pkts.is_empty() {
+                // Responses are waiting in our own queue: not a silence.
+                drop(q);
+                self.timer.arm_us(Self::probe_us(st));
+                return true;
+            }
+        }
+        let last = st.req.req_psn.sub(1);
+        let data = self
+            .slot_of(st, last)
+            .is_some_and(|(_, s)| !s.responds() || s.is_read());
+        if !data {
+            return false;
+        }
+        st.probes += 1;
+        let t = rc::ack_timeout_us(st.timeout);
+        if t != 0 && u64::from(st.probes).saturating_mul(Self::probe_us(st)) >= t {
+            st.probes = 0;
+            self.dev.stats.timeouts.inc();
+            if !st.req.timed_out() {
+                self.fail(st, wc_status::RETRY_EXC_ERR);
+                return true;
+            }
+        }
+        self.dev.stats.tlp_sent.inc();
+        // READ responses: the requester fills its own holes ([`ReadRepair::probe`]).
+        let comp = st.req.comp_psn;
+        let (rd, mut io) = self.read_io(st);
+        rd.probe(comp, last, &mut io);
+        match io.span(last) {
+            // The last request is a READ: probe with a request for its last response,
+            // which a responder still missing earlier requests keeps and answers with
+            // its holes.
+            Some(s) => io.request(s.tag, last, 1, sel::XF_PROBE),
+            None => self.retransmit_psn(st, last, sel::XF_PROBE | sel::XF_RETX),
+        }
+        self.timer.arm_us(Self::probe_us(st));
+        true
+    }
+}
+
+impl TimerHandler for Qp {
+    fn timer_fired(&self) {
+        let mut st = self.st.lock();
+        // (In SQD the WQEs being drained are still retransmitted.)
+        if !st.state.sending() {
+            return;
+        }
+        match st.req.timer() {
+            Fired::RnrDone => {
+                self.send_work.queue();
+                return;
+            }
+            Fired::Idle => return,
+            Fired::Expired => {}
+        }
+        if st.sel_tx && self.probe(&mut st) {
+            return;
+        }
+        self.dev.stats.timeouts.inc();
+        if !st.req.timed_out() {
+            self.fail(&mut st, wc_status::RETRY_EXC_ERR);
+            return;
+        }
+        let p = st.req.comp_psn;
+        self.rewind(&mut st, p);
+        self.dev.stats.retransmits.inc();
+        self.send_work.queue();
+    }
+}
+
+/// An engine run in progress (see `Qp::engines`); ends when dropped.
+pub(super) struct EngineRun<'a>(&'a AtomicU32);
+
+impl Drop for EngineRun<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+impl Qp {
+    pub(super) fn engine(&self) -> EngineRun<'_> {
+        self.engines.fetch_add(1, Ordering::Acquire);
+        EngineRun(&self.engines)
+    }
+
+    /// Another context is running the engine (a hint: it may end at any moment).
+    pub(super) fn engine_busy(&self) -> bool {
+        self.engines.load(Ordering::Acquire) != 0
+    }
+}
+
+impl WorkHandler for Qp {
+    fn work_run(&self) {
+        // Received packets first (ACKs open the window for the requester below).
+        loop {
+            let batch = {
+                let mut q = self.rxq.lock();
+                q.busy = !q.pkts.is_empty();
+                q.urgent = 0;
+                core::mem::take(&mut q.pkts)
+            };
+            if batch.is_empty() {
+                break;
+            }
+            self.rx_batching.store(true, Ordering::Release);
+            for (skb, _) in batch {
+                self.process(skb);
+            }
+            self.rx_batching.store(false, Ordering::Release);
+            let mut st = self.st.lock();
+            self.batch_end(&mut st);
+        }
+        let mut st = self.st.lock();
+        if self.batch_due.swap(false, Ordering::AcqRel) {
+            self.batch_end(&mut st);
+        }
+        let _e = self.engine();
+        if st.state == QpState::Err {
+            self.flush(&mut st);
+        } else {
+            self.req_run(&mut st);
+        }
+    }
+}
+
+/// The monotonic clock in nanoseconds, for round-trip samples.
+pub(super) fn mono_ns() -> u64 {
+    u64::try_from(timer::now_ns()).unwrap_or(0)
+}

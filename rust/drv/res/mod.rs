@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Verbs resources other than QPs: protection domains, address handles, and (one file
+//! each) memory regions, completion queues, shared receive queues and the user rings
+//! they share with userspace.
+
+mod cq;
+mod mr;
+mod ring;
+mod srq;
+
+pub(crate) use cq::Cq;
+pub(crate) use mr::Mr;
+pub(crate) use ring::Ring;
+pub(crate) use srq::Srq;
+
+use super::tx::Path;
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// IB access flags rrxe understands.
+pub(crate) mod access {
+    pub(crate) const LOCAL_WRITE: i32 = 1;
+    pub(crate) const REMOTE_WRITE: i32 = 2;
+    pub(crate) const REMOTE_READ: i32 = 4;
+    pub(crate) const REMOTE_ATOMIC: i32 = 8;
+    /// Bits 20..29: optional flags a provider may ignore (relaxed ordering and friends).
+    pub(crate) const OPTIONAL: i32 = 0x3ff0_0000;
+    pub(crate) const SUPPORTED: i32 =
+        LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | OPTIONAL;
+}
+
+static NEXT_PD: AtomicUsize = AtomicUsize::new(1);
+
+/// A protection domain: an identity that MRs and QPs are matched by.
+pub(crate) struct Pd {
+    pub(crate) id: usize,
+}
+
+impl Pd {
+    pub(crate) fn new() -> Result<Arc<Pd>> {
+        Ok(Arc::new(
+            Pd {
+                id: NEXT_PD.fetch_add(1, Ordering::Relaxed),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+}
+
+/// An address handle: the destination of UD sends, with its route.
+pub(crate) struct Ah {
+    /// The AH number userspace puts into UD WQEs (set once stored).
+    pub(crate) num: AtomicU32,
+    pub(crate) pd: usize,
+    pub(crate) path: Path,
+}

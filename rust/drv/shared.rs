@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Device state the QPs and the packet path share: the network namespace, counters, the
+//! MR and address-handle tables, the reassembly budget, the atomic lock and the records
+//! of recently destroyed QPs. (The QP table is the device's own: see `device`.)
+
+use super::limits::{AH_TABLE, CLOSED_MAX, MR_TABLE, REASM_DEV_MAX};
+use super::res::{Ah, Mr};
+use super::stats::Stats;
+use super::tx::{self, Path, Payload, TxPkt};
+use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
+use crate::kabi::netdev::NetNs;
+use crate::kabi::timer::Deadline;
+use crate::proto::bth::Bth;
+use crate::proto::packet::Ext;
+use crate::proto::psn::Psn;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// How far before a destroyed QP's expected PSN a request may be (a peer has far fewer
+/// requests in flight).
+const CLOSED_PSNS: i32 = 1 << 16;
+
+struct Tables {
+    mrs: KVec<Option<Arc<Mr>>>,
+    mr_used: KVec<bool>,
+    key_gen: u8,
+    /// Recently destroyed RC QPs (see [`Closed`]), reused round-robin from `closed_next`.
+    closed: KVec<Option<Closed>>,
+    closed_next: usize,
+}
+
+/// An RC QP destroyed while connected: enough to acknowledge its peer's retransmissions
+/// of requests it had executed, for `CLOSED_US`. A peer whose last ACK was lost would
+/// otherwise retry into a QPN that no longer answers: `ibv_rc_pingpong`'s server exits
+/// right after its last receive, and under loss its client then failed or, with
+/// `retry_cnt` 7 (unlimited in rdma_rxe and rrxe), retried until killed.
+#[derive(Clone)]
+pub(crate) struct Closed {
+    pub(crate) qpn: u32,
+    pub(crate) dest_qpn: u32,
+    /// Requests before this PSN were executed (the ACK names the one before it).
+    pub(crate) resp_psn: Psn,
+    pub(crate) msn: u32,
+    pub(crate) path: Arc<Path>,
+    pub(crate) until: Deadline,
+}
+
+/// Device state shared with QPs and the packet path.
+#[pin_data]
+pub(crate) struct DevShared {
+    pub(crate) net: NetNs,
+    pub(crate) stats: Stats,
+    #[pin]
+    tables: SpinLockBh<Tables>,
+    /// Serialises the responder's atomic operations (atomicity among this device's
+    /// atomics, as `IB_ATOMIC_HCA` promises).
+    #[pin]
+    pub(crate) atomic: SpinLockBh<()>,
+    /// Address handles by number. Kernel consumers create and destroy AHs with
+    /// interrupts disabled (the CM does, under its own locks).
+    #[pin]
+    ahs: SpinLockIrq<KVec<Option<Arc<Ah>>>>,
+}
+
+/// A vector of `n` copies of `v`.
+pub(crate) fn filled<T: Clone>(n: usize, v: T) -> Result<KVec<T>> {
+    let mut k = KVec::with_capacity(n, GFP_KERNEL)?;
+    for _ in 0..n {
+        k.push(v.clone(), GFP_KERNEL)?;
+    }
+    Ok(k)
+}
+
+impl DevShared {
+    pub(crate) fn new(net: NetNs) -> Result<Arc<DevShared>> {
+        let mrs = filled(MR_TABLE, None)?;
+        let mut mr_used = filled(MR_TABLE, false)?;
+        let ah_table = filled(AH_TABLE, None)?;
+        let closed = filled(CLOSED_MAX, None)?;
+        // Index 0 would give key 0x000000xx; keep it unused so lkey 0 never resolves.
+        if let Some(u) = mr_used.get_mut(0) {
+            *u = true;
+        }
+        Arc::pin_init(
+            try_pin_init!(DevShared {
+                net,
+                stats: Stats::new(),
+                tables <- new_spinlock_bh!(Tables {
+                    mrs,
+                    mr_used,
+                    key_gen: 0,
+                    closed,
+                    closed_next: 0
+                }),
+                atomic <- new_spinlock_bh!(()),
+                ahs <- new_spinlock_irq!(ah_table),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Sends a packet without payload (requests, acknowledgements); a failure is like a
+    /// loss on the wire, which the protocol recovers.
+    pub(crate) fn xmit_hdr(&self, path: &Path, bth: Bth, ext: Ext) {
+        let _ = self.xmit(
+            path,
+            &TxPkt {
+                bth,
+                ext,
+                payload: Payload::None,
+            },
+        );
+    }
+
+    /// Builds and sends one packet on `path` (see [`tx::xmit`]).
+    pub(crate) fn xmit(&self, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
+        tx::xmit(&self.stats, path, p)
+    }
+
+    /// Reserves `n` bytes of the device's reassembly budget.
+    pub(crate) fn reasm_reserve(&self, n: usize) -> bool {
+        let n = n as u64;
+        let now = self.stats.reasm_bytes.add(n);
+        if now > REASM_DEV_MAX {
+            self.stats.reasm_bytes.sub(n);
+            return false;
+        }
+        self.stats.reasm_high.raise(now);
+        true
+    }
+
+    /// Returns `n` bytes to the device's reassembly budget.
+    pub(crate) fn reasm_release(&self, n: usize) {
+        self.stats.reasm_bytes.sub(n as u64);
+    }
+
+    /// Remembers a destroyed QP (replacing an older record of the same QPN, else the
+    /// oldest slot).
+    pub(crate) fn remember_closed(&self, c: Closed) {
+        let old = {
+            let mut t = self.tables.lock();
+            let at = t
+                .closed
+                .iter()
+                .position(|e| e.as_ref().is_some_and(|e| e.qpn == c.qpn));
+            let i = at.unwrap_or(t.closed_next);
+            if at.is_none() {
+                t.closed_next = (t.closed_next + 1) % CLOSED_MAX;
+            }
+            t.closed.get_mut(i).and_then(|e| e.replace(c))
+        };
+        // (The old record's route is released outside the lock.)
+        drop(old);
+    }
+
+    /// The record of destroyed QP `qpn` if it is recent and `psn` names a request it
+    /// executed: its path, peer QPN, ACK PSN and MSN.
+    pub(crate) fn closed_for(&self, qpn: u32, psn: Psn) -> Option<(Arc<Path>, u32, Psn, u32)> {
+        let t = self.tables.lock();
+        t.closed
+            .iter()
+            .flatten()
+            .find(|e| {
+                e.qpn == qpn
+                    && e.until.pending()
+                    && (1..=CLOSED_PSNS).contains(&e.resp_psn.diff(psn))
+            })
+            .map(|e| (e.path.clone(), e.dest_qpn, e.resp_psn.sub(1), e.msn))
+    }
+
+    /// Reserves an MR index and key, builds the MR with `make(key)` and publishes it.
+    pub(crate) fn insert_mr(
+        &self,
+        make: impl FnOnce(u32) -> Result<Arc<Mr>>,
+    ) -> Result<(Arc<Mr>, u32)> {
+        let (i, key) = {
+            let mut t = self.tables.lock();
+            let i = t.mr_used.iter().position(|u| !u).ok_or(ENOMEM)?;
+            if let Some(u) = t.mr_used.get_mut(i) {
+                *u = true;
+            }
+            t.key_gen = t.key_gen.wrapping_add(1);
+            (i, ((i as u32) << 8) | u32::from(t.key_gen))
+        };
+        let mr = match make(key) {
+            Ok(m) => m,
+            Err(e) => {
+                if let Some(u) = self.tables.lock().mr_used.get_mut(i) {
+                    *u = false;
+                }
+                return Err(e);
+            }
+        };
+        if let Some(s) = self.tables.lock().mrs.get_mut(i) {
+            *s = Some(mr.clone());
+        }
+        Ok((mr, key))
+    }
+
+    pub(crate) fn remove_mr(&self, key: u32) {
+        let old = {
+            let mut t = self.tables.lock();
+            let i = (key >> 8) as usize;
+            let old = t.mrs.get_mut(i).and_then(|s| {
+                if s.as_ref().is_some_and(|m| m.key == key) {
+                    s.take()
+                } else {
+                    None
+                }
+            });
+            if old.is_some() {
+                if let Some(u) = t.mr_used.get_mut(i) {
+                    *u = false;
+                }
+            }
+            old
+        };
+        drop(old);
+    }
+
+    /// The MR for `key` if it belongs to PD `pd` and allows every bit of `need`.
+    pub(crate) fn lookup_mr(&self, key: u32, pd: usize, need: i32) -> Option<Arc<Mr>> {
+        let t = self.tables.lock();
+        let mr = t.mrs.get((key >> 8) as usize)?.as_ref()?;
+        (mr.key == key && mr.pd == pd && mr.access & need == need).then(|| mr.clone())
+    }
+
+    /// Stores an AH; returns its number (1..AH_TABLE).
+    pub(crate) fn insert_ah(&self, ah: Arc<Ah>) -> Result<u32> {
+        let mut t = self.ahs.lock();
+        let (i, e) = t
+            .iter_mut()
+            .enumerate()
+            .skip(1)
+            .find(|(_, e)| e.is_none())
+            .ok_or(ENOMEM)?;
+        *e = Some(ah);
+        Ok(i as u32)
+    }
+
+    pub(crate) fn remove_ah(&self, num: u32) {
+        if let Some(e) = self.ahs.lock().get_mut(num as usize) {
+            *e = None;
+        }
+    }
+
+    /// The AH with number `num`.
+    pub(crate) fn ah(&self, num: u32) -> Option<Arc<Ah>> {
+        self.ahs.lock().get(num as usize)?.clone()
+    }
+}

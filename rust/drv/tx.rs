@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Transmission: the path (route) of a connected QP or an address handle, and one
+//! RoCEv2 packet built into an skb, its ICRC computed, handed to the IP layer.
+
+use super::stats::Stats;
+use crate::kabi::crc::KernelCrc32;
+use crate::kabi::netdev::NetNs;
+use crate::kabi::skb::{Dst, SkBuff};
+use crate::kabi::verbs::Av;
+use crate::proto::bth::Bth;
+use crate::proto::icrc;
+use crate::proto::opcode::ICRC_LEN;
+use crate::proto::packet::{self, write_headers, Ext};
+use kernel::prelude::*;
+
+/// Where a connected QP sends: addresses, UDP source port and a cached route.
+pub(crate) struct Path {
+    v6: bool,
+    saddr: [u8; 16],
+    pub(crate) daddr: [u8; 16],
+    sport: u16,
+    tclass: u8,
+    hop_limit: u8,
+    dst: Dst,
+}
+
+impl Path {
+    pub(crate) fn new(net: NetNs, av: &Av, qpn: u32, dest_qpn: u32) -> Result<Path> {
+        let v4 = |g: &[u8; 16]| [g[12], g[13], g[14], g[15]];
+        let dst = if av.v6 {
+            Dst::route6(net, av.ifindex, &av.sgid, &av.dgid)
+        } else {
+            Dst::route4(net, av.ifindex, v4(&av.sgid), v4(&av.dgid))
+        }
+        .ok_or(ENETUNREACH)?;
+        // rdma_get_udp_sport-style entropy from the QPNs, in the 0xc000.. range.
+        let h = (qpn ^ dest_qpn.rotate_left(7)).wrapping_mul(0x9e37_79b1) >> 18;
+        Ok(Path {
+            v6: av.v6,
+            saddr: av.sgid,
+            daddr: av.dgid,
+            sport: 0xc000 | (h as u16 & 0x3fff),
+            tclass: av.tclass,
+            hop_limit: if av.hop_limit == 0 { 64 } else { av.hop_limit },
+            dst,
+        })
+    }
+}
+
+/// Where a packet's payload comes from: written straight into the skb.
+pub(crate) enum Payload<'a> {
+    /// No payload.
+    None,
+    /// `len` bytes produced by a filler (gathered from memory regions); `Err` carries the
+    /// completion status to report.
+    Fill(
+        usize,
+        &'a dyn Fn(&mut [u8]) -> core::result::Result<(), u32>,
+    ),
+}
+
+/// One packet to send: BTH, extension headers and payload.
+pub(crate) struct TxPkt<'a> {
+    pub(crate) bth: Bth,
+    pub(crate) ext: Ext,
+    pub(crate) payload: Payload<'a>,
+}
+
+/// Builds and sends one packet on `path`. `Err(status)` if the payload could not be
+/// gathered (a completion status), `Err(LOC_QP_OP_ERR)` for any other failure.
+pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
+    use crate::proto::uapi::wc_status::LOC_QP_OP_ERR as E;
+    let hlen = packet::headers_len(&p.bth).ok_or(E)?;
+    let plen = match p.payload {
+        Payload::None => 0,
+        Payload::Fill(n, _) => n,
+    };
+    let pad = usize::from(p.bth.pad);
+    let total = hlen + plen + pad + ICRC_LEN;
+    let mut skb =
+        SkBuff::alloc_tx(path.dst.dev(), u32::try_from(total).map_err(|_| E)?).map_err(|_| E)?;
+    let mut r = Ok(());
+    skb.put_with(total, |buf| {
+        if write_headers(&p.bth, &p.ext, buf).is_err() {
+            r = Err(E);
+        }
+        if let (Payload::Fill(n, fill), Some(d)) = (&p.payload, buf.get_mut(hlen..hlen + plen)) {
+            if *n == d.len() {
+                r = r.and(fill(d));
+            }
+        }
+        for b in buf.iter_mut().skip(hlen + plen) {
+            *b = 0;
+        }
+    })
+    .map_err(|_| E)?;
+    r?;
+    if path.v6 {
+        skb.push_ip6(
+            &path.dst,
+            &path.saddr,
+            &path.daddr,
+            path.tclass,
+            path.hop_limit,
+            path.sport,
+        );
+    } else {
+        let v4 = |g: &[u8; 16]| [g[12], g[13], g[14], g[15]];
+        skb.push_ip4(
+            &path.dst,
+            v4(&path.saddr),
+            v4(&path.daddr),
+            path.tclass,
+            path.hop_limit,
+            path.sport,
+        );
+    }
+    let l3 = skb.l3_mut();
+    let n = l3.len().checked_sub(ICRC_LEN).ok_or(E)?;
+    let crc = icrc::compute(&KernelCrc32, l3.get(..n).ok_or(E)?).map_err(|_| E)?;
+    l3.get_mut(n..).ok_or(E)?.copy_from_slice(&crc);
+    match skb.send(path.v6) {
+        Ok(()) => {
+            stats.tx_packets.inc();
+            Ok(())
+        }
+        Err(_) => {
+            // The stack dropped it (queue full, no neighbour): the retransmit logic
+            // recovers, exactly as for a packet lost on the wire.
+            stats.tx_errors.inc();
+            Ok(())
+        }
+    }
+}
