@@ -31,9 +31,7 @@ typedef struct spinlock spinlock_t;
 struct net_device *rrxe_netdev_from_notifier_info(void *info);
 void rrxe_netdev_put(struct net_device *ndev);
 unsigned int rrxe_netdev_mtu(const struct net_device *ndev);
-int rrxe_netdev_ifindex(const struct net_device *ndev);
 bool rrxe_netdev_is_vlan(const struct net_device *ndev);
-bool rrxe_netdev_is_up(const struct net_device *ndev);
 bool rrxe_netdev_port_active(const struct net_device *ndev);
 /* Copies the first 6 bytes of the hardware address; returns false if there is none. */
 bool rrxe_netdev_mac(const struct net_device *ndev, u8 *mac);
@@ -57,7 +55,6 @@ int rrxe_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags);
 /* sk_buff */
 /* A transmit skb with headroom for link, IPv6 and UDP headers and `len` bytes of tailroom. */
 struct sk_buff *rrxe_skb_alloc_tx(struct net_device *ndev, unsigned int len);
-u8 *rrxe_skb_put(struct sk_buff *skb, unsigned int len);
 void rrxe_skb_drop(struct sk_buff *skb);
 void rrxe_skb_consume(struct sk_buff *skb);
 struct net_device *rrxe_skb_dev(const struct sk_buff *skb);
@@ -82,11 +79,7 @@ int rrxe_ip_send(struct sk_buff *skb, bool v6);
 struct dst_entry *rrxe_route4(struct net *net, int oif, __be32 saddr, __be32 daddr);
 struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *saddr,
 			      const struct in6_addr *daddr);
-void rrxe_dst_release(struct dst_entry *dst);
 struct net_device *rrxe_dst_dev(const struct dst_entry *dst);
-/* The device that owns a local address (no reference; call under RCU / in softirq). */
-struct net_device *rrxe_local_dev4(struct net *net, __be32 addr);
-struct net_device *rrxe_local_dev6(struct net *net, const struct in6_addr *addr);
 
 /* UDP tunnel socket on port 4791; rcv runs in softirq and always consumes the skb. */
 struct socket *rrxe_udp_tunnel_open(struct net *net, bool v6,
@@ -111,8 +104,6 @@ void rrxe_store_release32(u32 *addr, u32 val);
 
 /* vmalloc'ed rings shared with userspace */
 void *rrxe_vmalloc_user(size_t size);
-void rrxe_vfree(void *addr);
-int rrxe_remap_vmalloc(struct vm_area_struct *vma, void *addr);
 u64 rrxe_mmap_entry_offset(const struct rdma_user_mmap_entry *entry);
 
 /* udata */
@@ -129,13 +120,25 @@ void rrxe_qp_event(struct ib_qp *qp, int event);
 struct work_struct;
 void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *));
 bool rrxe_work_queue(struct work_struct *work);
-bool rrxe_work_cancel_sync(struct work_struct *work);
 
 /* hw counters */
 void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value);
 
-/* time (jiffies, for coarse deadlines) */
-unsigned long rrxe_jiffies(void);
+/* time */
 unsigned long rrxe_usecs_to_jiffies(u64 usecs);
+
+/*
+ * Exported functions, not shims: redeclared (no body in shim.c) so that bindgen, whose
+ * rrxe run covers the rdma headers and this file, emits them; the kernel crate does not
+ * bind them. shim.c includes the kernel's headers first, so a redeclaration that drifts
+ * from the kernel's prototype fails to compile.
+ */
+void dst_release(struct dst_entry *dst);
+struct net_device *__ip_dev_find(struct net *net, __be32 addr, bool devref);
+struct net_device *ipv6_dev_find(struct net *net, const struct in6_addr *addr,
+				 struct net_device *dev);
+unsigned int netif_get_flags(const struct net_device *dev);
+void vfree(const void *addr);
+int remap_vmalloc_range(struct vm_area_struct *vma, void *addr, unsigned long pgoff);
 
 #endif /* RRXE_SHIM_H */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rrxe C shims: bodies for the prototypes in include/rrxe_shim.h. Only static inline
- * functions and macros that Rust cannot call directly belong here; no logic.
+ * functions and macros that Rust cannot call directly belong here; no logic. Exported
+ * functions are called from Rust directly; including the kernel's headers before
+ * rrxe_shim.h makes the compiler check the header's redeclarations of them.
  */
 #include <linux/netdevice.h>
 #include <linux/if_vlan.h>
@@ -16,6 +18,7 @@
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/addrconf.h>
+#include <net/dst.h>
 #include <net/route.h>
 #include <net/ip6_route.h>
 #include <net/udp_tunnel.h>
@@ -39,19 +42,9 @@ unsigned int rrxe_netdev_mtu(const struct net_device *ndev)
 	return READ_ONCE(ndev->mtu);
 }
 
-int rrxe_netdev_ifindex(const struct net_device *ndev)
-{
-	return ndev->ifindex;
-}
-
 bool rrxe_netdev_is_vlan(const struct net_device *ndev)
 {
 	return is_vlan_dev(ndev);
-}
-
-bool rrxe_netdev_is_up(const struct net_device *ndev)
-{
-	return netif_get_flags(ndev) & IFF_UP;
 }
 
 bool rrxe_netdev_port_active(const struct net_device *ndev)
@@ -136,11 +129,6 @@ struct sk_buff *rrxe_skb_alloc_tx(struct net_device *ndev, unsigned int len)
 	skb_reserve(skb, room);
 	skb->dev = ndev;
 	return skb;
-}
-
-u8 *rrxe_skb_put(struct sk_buff *skb, unsigned int len)
-{
-	return skb_put(skb, len);
 }
 
 void rrxe_skb_drop(struct sk_buff *skb)
@@ -296,24 +284,9 @@ struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *s
 	return dst;
 }
 
-void rrxe_dst_release(struct dst_entry *dst)
-{
-	dst_release(dst);
-}
-
 struct net_device *rrxe_dst_dev(const struct dst_entry *dst)
 {
 	return dst->dev;
-}
-
-struct net_device *rrxe_local_dev4(struct net *net, __be32 addr)
-{
-	return __ip_dev_find(net, addr, false);
-}
-
-struct net_device *rrxe_local_dev6(struct net *net, const struct in6_addr *addr)
-{
-	return ipv6_dev_find(net, addr, NULL);
 }
 
 /* ---- UDP tunnel ---- */
@@ -428,16 +401,6 @@ void *rrxe_vmalloc_user(size_t size)
 	return vmalloc_user(size);
 }
 
-void rrxe_vfree(void *addr)
-{
-	vfree(addr);
-}
-
-int rrxe_remap_vmalloc(struct vm_area_struct *vma, void *addr)
-{
-	return remap_vmalloc_range(vma, addr, 0);
-}
-
 u64 rrxe_mmap_entry_offset(const struct rdma_user_mmap_entry *entry)
 {
 	return rdma_user_mmap_get_offset(entry);
@@ -511,11 +474,6 @@ bool rrxe_work_queue(struct work_struct *work)
 	return queue_work(system_unbound_wq, work);
 }
 
-bool rrxe_work_cancel_sync(struct work_struct *work)
-{
-	return cancel_work_sync(work);
-}
-
 /* ---- hw counters ---- */
 
 void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value)
@@ -525,11 +483,6 @@ void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value)
 }
 
 /* ---- time ---- */
-
-unsigned long rrxe_jiffies(void)
-{
-	return jiffies;
-}
 
 unsigned long rrxe_usecs_to_jiffies(u64 usecs)
 {
