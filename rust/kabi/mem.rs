@@ -174,7 +174,9 @@ impl UserBuf {
     pub(crate) fn remap(&self, vma: *mut b::vm_area_struct) -> Result {
         // SAFETY: `vma` is the VMA under construction handed to `mmap`; the buffer came
         // from vmalloc_user, which remap_vmalloc_range requires.
-        kernel::error::to_result(unsafe { b::rrxe_remap_vmalloc(vma, self.ptr.as_ptr().cast()) })
+        kernel::error::to_result(unsafe {
+            b::remap_vmalloc_range(vma, self.ptr.as_ptr().cast(), 0)
+        })
     }
 }
 
@@ -182,7 +184,7 @@ impl Drop for UserBuf {
     fn drop(&mut self) {
         // SAFETY: allocated with vmalloc_user; pages still mapped by a process keep their
         // own references (inserted by remap_vmalloc_range).
-        unsafe { b::rrxe_vfree(self.ptr.as_ptr().cast()) }
+        unsafe { b::vfree(self.ptr.as_ptr().cast()) }
     }
 }
 

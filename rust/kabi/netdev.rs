@@ -42,8 +42,7 @@ impl NetDevice {
 
     /// Interface index.
     pub(crate) fn ifindex(&self) -> i32 {
-        // SAFETY: `self` is a live device.
-        unsafe { b::rrxe_netdev_ifindex(self.as_raw()) }
+        ifindex_of(self.as_raw())
     }
 
     /// Whether this is a VLAN device.
@@ -54,8 +53,9 @@ impl NetDevice {
 
     /// Administratively up (`IFF_UP`).
     pub(crate) fn is_up(&self) -> bool {
-        // SAFETY: `self` is a live device.
-        unsafe { b::rrxe_netdev_is_up(self.as_raw()) }
+        // SAFETY: `self` is a live device; `netif_get_flags` only reads its flags.
+        let flags = unsafe { b::netif_get_flags(self.as_raw()) };
+        flags & b::net_device_flags_IFF_UP != 0
     }
 
     /// Running with carrier: what an RDMA port reports as ACTIVE.
@@ -195,7 +195,9 @@ unsafe impl<T: NetdevEvents> Sync for NetdevNotifier<T> {}
 /// The interface index of a raw device pointer (used for GID attribute netdevs).
 pub(crate) fn ifindex_of(ndev: *mut b::net_device) -> i32 {
     // SAFETY: callers pass a device pointer that is alive for the call (RCU-protected).
-    unsafe { b::rrxe_netdev_ifindex(ndev) }
+    // `ifindex` is a plain field, written only when the device changes namespace, after
+    // it is unlisted, an RCU grace period has passed and NETDEV_UNREGISTER has run.
+    unsafe { (*ndev).ifindex }
 }
 
 /// A network namespace, used as a key and for lookups while a device of it is alive.
@@ -214,13 +216,14 @@ impl NetNs {
         let d = match addr.len() {
             // SAFETY: lookup under the caller's RCU section (softirq).
             4 => unsafe {
-                b::rrxe_local_dev4(
+                b::__ip_dev_find(
                     self.0,
                     u32::from_ne_bytes([addr[0], addr[1], addr[2], addr[3]]),
+                    false,
                 )
             },
             // SAFETY: as above; `addr` holds 16 bytes.
-            16 => unsafe { b::rrxe_local_dev6(self.0, addr.as_ptr().cast()) },
+            16 => unsafe { b::ipv6_dev_find(self.0, addr.as_ptr().cast(), core::ptr::null_mut()) },
             _ => return None,
         };
         // SAFETY: returned devices stay alive for the RCU section.

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rrxe C shims: bodies for the prototypes in include/rrxe_shim.h. Only static inline
- * functions and macros that Rust cannot call directly belong here; no logic.
+ * rrxe C shim: bodies for the prototypes in include/rrxe_shim.h, whose top comment says
+ * what belongs here: (1) wrappers for static inline functions and macros, (2) C-only
+ * helpers, (3) the packet path modelled on rdma_rxe's rxe_net.c. Exported kernel
+ * functions are called from Rust directly and have no body here; including the kernel's
+ * headers before rrxe_shim.h makes the compiler check the redeclarations in its
+ * section 4 against them.
  */
 #include <linux/netdevice.h>
 #include <linux/if_vlan.h>
@@ -16,6 +20,7 @@
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/addrconf.h>
+#include <net/dst.h>
 #include <net/route.h>
 #include <net/ip6_route.h>
 #include <net/udp_tunnel.h>
@@ -23,6 +28,8 @@
 #include <rdma/ib_umem.h>
 #include <rdma/uverbs_ioctl.h>
 #include "rrxe_shim.h"
+
+/* ---- 1. inline and macro wrappers ---- */
 
 struct net_device *rrxe_netdev_from_notifier_info(void *info)
 {
@@ -39,32 +46,14 @@ unsigned int rrxe_netdev_mtu(const struct net_device *ndev)
 	return READ_ONCE(ndev->mtu);
 }
 
-int rrxe_netdev_ifindex(const struct net_device *ndev)
-{
-	return ndev->ifindex;
-}
-
 bool rrxe_netdev_is_vlan(const struct net_device *ndev)
 {
 	return is_vlan_dev(ndev);
 }
 
-bool rrxe_netdev_is_up(const struct net_device *ndev)
-{
-	return netif_get_flags(ndev) & IFF_UP;
-}
-
 bool rrxe_netdev_port_active(const struct net_device *ndev)
 {
 	return ib_get_curr_port_state((struct net_device *)ndev) == IB_PORT_ACTIVE;
-}
-
-bool rrxe_netdev_mac(const struct net_device *ndev, u8 *mac)
-{
-	if (ndev->addr_len < ETH_ALEN)
-		return false;
-	memcpy(mac, ndev->dev_addr, ETH_ALEN);
-	return true;
 }
 
 const char *rrxe_netdev_name(const struct net_device *ndev)
@@ -77,6 +66,16 @@ struct net *rrxe_netdev_net(const struct net_device *ndev)
 	return dev_net(ndev);
 }
 
+struct net_device *rrxe_dst_dev(const struct dst_entry *dst)
+{
+	return dst_dev(dst);
+}
+
+struct net *rrxe_sock_net(const struct sock *sk)
+{
+	return sock_net(sk);
+}
+
 void rrxe_ib_mark_name_assigned_by_user(struct ib_device *ibdev)
 {
 	ib_mark_name_assigned_by_user(ibdev);
@@ -86,8 +85,6 @@ unsigned int rrxe_num_possible_cpus(void)
 {
 	return num_possible_cpus();
 }
-
-/* ---- BH spinlocks ---- */
 
 void rrxe_spin_lock_bh(spinlock_t *lock)
 {
@@ -122,7 +119,181 @@ int rrxe_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags)
 	return spin_trylock_irqsave(lock, *flags);
 }
 
-/* ---- sk_buff ---- */
+void rrxe_skb_drop(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}
+
+void rrxe_skb_consume(struct sk_buff *skb)
+{
+	consume_skb(skb);
+}
+
+struct ib_umem *rrxe_umem_get(struct ib_device *dev, u64 start, u64 len, int access)
+{
+	return ib_umem_get_va(dev, start, len, access);
+}
+
+size_t rrxe_umem_num_pages(struct ib_umem *umem)
+{
+	return ib_umem_num_pages(umem);
+}
+
+void *rrxe_page_address(struct page *page)
+{
+	return page_address(page);
+}
+
+u32 rrxe_load_acquire32(const u32 *addr)
+{
+	return smp_load_acquire(addr);
+}
+
+void rrxe_store_release32(u32 *addr, u32 val)
+{
+	smp_store_release(addr, val);
+}
+
+void *rrxe_vmalloc_user(size_t size)
+{
+	return vmalloc_user(size);
+}
+
+u64 rrxe_mmap_entry_offset(const struct rdma_user_mmap_entry *entry)
+{
+	return rdma_user_mmap_get_offset(entry);
+}
+
+int rrxe_udata_copy_to(struct ib_udata *udata, const void *src, size_t len)
+{
+	return ib_copy_to_udata(udata, (void *)src, len);
+}
+
+struct ib_ucontext *rrxe_udata_ucontext(struct ib_udata *udata)
+{
+	return rdma_udata_to_uverbs_attr_bundle(udata)->context;
+}
+
+void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *))
+{
+	INIT_WORK(work, fn);
+}
+
+bool rrxe_work_queue(struct work_struct *work)
+{
+	return queue_work(system_unbound_wq, work);
+}
+
+unsigned long rrxe_usecs_to_jiffies(u64 usecs)
+{
+	return usecs_to_jiffies(usecs);
+}
+
+/* ---- 2. C-only helpers ---- */
+
+bool rrxe_netdev_mac(const struct net_device *ndev, u8 *mac)
+{
+	if (ndev->addr_len < ETH_ALEN)
+		return false;
+	memcpy(mac, ndev->dev_addr, ETH_ALEN);
+	return true;
+}
+
+struct net_device *rrxe_skb_dev(const struct sk_buff *skb)
+{
+	return skb->dev;
+}
+
+static void (*rrxe_pernet_exit_fn)(struct net *net);
+
+static void rrxe_pernet_exit(struct net *net)
+{
+	if (rrxe_pernet_exit_fn)
+		rrxe_pernet_exit_fn(net);
+}
+
+static struct pernet_operations rrxe_pernet_ops = {
+	.exit = rrxe_pernet_exit,
+};
+
+int rrxe_pernet_register(void (*exit)(struct net *net))
+{
+	rrxe_pernet_exit_fn = exit;
+	return register_pernet_subsys(&rrxe_pernet_ops);
+}
+
+void rrxe_pernet_unregister(void)
+{
+	unregister_pernet_subsys(&rrxe_pernet_ops);
+}
+
+size_t rrxe_umem_pages(struct ib_umem *umem, struct page **pages, size_t n)
+{
+	struct sg_page_iter it;
+	size_t i = 0;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			break;
+		pages[i++] = sg_page_iter_page(&it);
+	}
+	return i;
+}
+
+void rrxe_memcpy(void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+}
+
+void rrxe_cq_comp_handler(struct ib_cq *cq)
+{
+	if (cq->comp_handler)
+		cq->comp_handler(cq, cq->cq_context);
+}
+
+void rrxe_srq_event(struct ib_srq *srq, int event)
+{
+	struct ib_event ev = {
+		.device = srq->device,
+		.element.srq = srq,
+		.event = event,
+	};
+
+	if (srq->event_handler)
+		srq->event_handler(&ev, srq->srq_context);
+}
+
+void rrxe_cq_event(struct ib_cq *cq, int event)
+{
+	struct ib_event ev = {
+		.device = cq->device,
+		.element.cq = cq,
+		.event = event,
+	};
+
+	if (cq->event_handler)
+		cq->event_handler(&ev, cq->cq_context);
+}
+
+void rrxe_qp_event(struct ib_qp *qp, int event)
+{
+	struct ib_event ev = {
+		.device = qp->device,
+		.element.qp = qp,
+		.event = event,
+	};
+
+	if (qp->event_handler)
+		qp->event_handler(&ev, qp->qp_context);
+}
+
+void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value)
+{
+	if (index >= 0 && index < stats->num_counters)
+		stats->value[index] = value;
+}
+
+/* ---- 3. packet path (as rdma_rxe's rxe_net.c; see rrxe_shim.h for why in C) ---- */
 
 #define RRXE_HDR_ROOM (sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 
@@ -136,26 +307,6 @@ struct sk_buff *rrxe_skb_alloc_tx(struct net_device *ndev, unsigned int len)
 	skb_reserve(skb, room);
 	skb->dev = ndev;
 	return skb;
-}
-
-u8 *rrxe_skb_put(struct sk_buff *skb, unsigned int len)
-{
-	return skb_put(skb, len);
-}
-
-void rrxe_skb_drop(struct sk_buff *skb)
-{
-	kfree_skb(skb);
-}
-
-void rrxe_skb_consume(struct sk_buff *skb)
-{
-	consume_skb(skb);
-}
-
-struct net_device *rrxe_skb_dev(const struct sk_buff *skb)
-{
-	return skb->dev;
 }
 
 int rrxe_skb_rx_view(struct sk_buff *skb, u8 **l3, unsigned int *l3_len, bool *v6)
@@ -259,8 +410,6 @@ int rrxe_ip_send(struct sk_buff *skb, bool v6)
 	return err > 0 ? -ENOBUFS : err;
 }
 
-/* ---- routing ---- */
-
 struct dst_entry *rrxe_route4(struct net *net, int oif, __be32 saddr, __be32 daddr)
 {
 	struct flowi4 fl = {
@@ -296,28 +445,6 @@ struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *s
 	return dst;
 }
 
-void rrxe_dst_release(struct dst_entry *dst)
-{
-	dst_release(dst);
-}
-
-struct net_device *rrxe_dst_dev(const struct dst_entry *dst)
-{
-	return dst->dev;
-}
-
-struct net_device *rrxe_local_dev4(struct net *net, __be32 addr)
-{
-	return __ip_dev_find(net, addr, false);
-}
-
-struct net_device *rrxe_local_dev6(struct net *net, const struct in6_addr *addr)
-{
-	return ipv6_dev_find(net, addr, NULL);
-}
-
-/* ---- UDP tunnel ---- */
-
 struct socket *rrxe_udp_tunnel_open(struct net *net, bool v6,
 				    int (*rcv)(struct sock *sk, struct sk_buff *skb))
 {
@@ -347,192 +474,3 @@ void rrxe_udp_tunnel_close(struct socket *sock)
 {
 	udp_tunnel_sock_release(sock->sk);
 }
-
-struct net *rrxe_sock_net(const struct sock *sk)
-{
-	return sock_net(sk);
-}
-
-static void (*rrxe_pernet_exit_fn)(struct net *net);
-
-static void rrxe_pernet_exit(struct net *net)
-{
-	if (rrxe_pernet_exit_fn)
-		rrxe_pernet_exit_fn(net);
-}
-
-static struct pernet_operations rrxe_pernet_ops = {
-	.exit = rrxe_pernet_exit,
-};
-
-int rrxe_pernet_register(void (*exit)(struct net *net))
-{
-	rrxe_pernet_exit_fn = exit;
-	return register_pernet_subsys(&rrxe_pernet_ops);
-}
-
-void rrxe_pernet_unregister(void)
-{
-	unregister_pernet_subsys(&rrxe_pernet_ops);
-}
-
-/* ---- ib_umem ---- */
-
-struct ib_umem *rrxe_umem_get(struct ib_device *dev, u64 start, u64 len, int access)
-{
-	return ib_umem_get_va(dev, start, len, access);
-}
-
-size_t rrxe_umem_num_pages(struct ib_umem *umem)
-{
-	return ib_umem_num_pages(umem);
-}
-
-size_t rrxe_umem_pages(struct ib_umem *umem, struct page **pages, size_t n)
-{
-	struct sg_page_iter it;
-	size_t i = 0;
-
-	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
-		if (i == n)
-			break;
-		pages[i++] = sg_page_iter_page(&it);
-	}
-	return i;
-}
-
-void *rrxe_page_address(struct page *page)
-{
-	return page_address(page);
-}
-
-void rrxe_memcpy(void *dst, const void *src, size_t len)
-{
-	memcpy(dst, src, len);
-}
-
-u32 rrxe_load_acquire32(const u32 *addr)
-{
-	return smp_load_acquire(addr);
-}
-
-void rrxe_store_release32(u32 *addr, u32 val)
-{
-	smp_store_release(addr, val);
-}
-
-/* ---- user-mapped rings ---- */
-
-void *rrxe_vmalloc_user(size_t size)
-{
-	return vmalloc_user(size);
-}
-
-void rrxe_vfree(void *addr)
-{
-	vfree(addr);
-}
-
-int rrxe_remap_vmalloc(struct vm_area_struct *vma, void *addr)
-{
-	return remap_vmalloc_range(vma, addr, 0);
-}
-
-u64 rrxe_mmap_entry_offset(const struct rdma_user_mmap_entry *entry)
-{
-	return rdma_user_mmap_get_offset(entry);
-}
-
-/* ---- udata ---- */
-
-int rrxe_udata_copy_to(struct ib_udata *udata, const void *src, size_t len)
-{
-	return ib_copy_to_udata(udata, (void *)src, len);
-}
-
-struct ib_ucontext *rrxe_udata_ucontext(struct ib_udata *udata)
-{
-	return rdma_udata_to_uverbs_attr_bundle(udata)->context;
-}
-
-/* ---- events ---- */
-
-void rrxe_cq_comp_handler(struct ib_cq *cq)
-{
-	if (cq->comp_handler)
-		cq->comp_handler(cq, cq->cq_context);
-}
-
-void rrxe_srq_event(struct ib_srq *srq, int event)
-{
-	struct ib_event ev = {
-		.device = srq->device,
-		.element.srq = srq,
-		.event = event,
-	};
-
-	if (srq->event_handler)
-		srq->event_handler(&ev, srq->srq_context);
-}
-
-void rrxe_cq_event(struct ib_cq *cq, int event)
-{
-	struct ib_event ev = {
-		.device = cq->device,
-		.element.cq = cq,
-		.event = event,
-	};
-
-	if (cq->event_handler)
-		cq->event_handler(&ev, cq->cq_context);
-}
-
-void rrxe_qp_event(struct ib_qp *qp, int event)
-{
-	struct ib_event ev = {
-		.device = qp->device,
-		.element.qp = qp,
-		.event = event,
-	};
-
-	if (qp->event_handler)
-		qp->event_handler(&ev, qp->qp_context);
-}
-
-/* ---- work items ---- */
-
-void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *))
-{
-	INIT_WORK(work, fn);
-}
-
-bool rrxe_work_queue(struct work_struct *work)
-{
-	return queue_work(system_unbound_wq, work);
-}
-
-bool rrxe_work_cancel_sync(struct work_struct *work)
-{
-	return cancel_work_sync(work);
-}
-
-/* ---- hw counters ---- */
-
-void rrxe_hw_stats_set(struct rdma_hw_stats *stats, int index, u64 value)
-{
-	if (index >= 0 && index < stats->num_counters)
-		stats->value[index] = value;
-}
-
-/* ---- time ---- */
-
-unsigned long rrxe_jiffies(void)
-{
-	return jiffies;
-}
-
-unsigned long rrxe_usecs_to_jiffies(u64 usecs)
-{
-	return usecs_to_jiffies(usecs);
-}
-

@@ -42,7 +42,7 @@ impl SkBuff {
         let n = u32::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: `alloc_tx` reserved the tailroom the caller asked for; `skb_put` panics
         // (skb_over_panic) otherwise, so callers only put what they allocated.
-        let p = unsafe { b::rrxe_skb_put(self.raw(), n) };
+        let p: *mut u8 = unsafe { b::skb_put(self.raw(), n) }.cast();
         // SAFETY: `skb_put` returned `len` writable bytes owned by this skb; nothing else
         // references them.
         f(unsafe { core::slice::from_raw_parts_mut(p, len) });
@@ -190,6 +190,6 @@ impl Dst {
 impl Drop for Dst {
     fn drop(&mut self) {
         // SAFETY: we own one reference.
-        unsafe { b::rrxe_dst_release(self.0.as_ptr()) }
+        unsafe { b::dst_release(self.0.as_ptr()) }
     }
 }

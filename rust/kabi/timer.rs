@@ -162,16 +162,21 @@ pub(crate) struct Deadline(usize);
 impl Deadline {
     /// The deadline `us` microseconds from now.
     pub(crate) fn after_us(us: u64) -> Self {
-        // SAFETY: reading jiffies and converting a duration have no preconditions.
-        Deadline(unsafe { b::rrxe_jiffies().wrapping_add(b::rrxe_usecs_to_jiffies(us)) })
+        // SAFETY: converting a duration has no preconditions.
+        Deadline(jiffies().wrapping_add(unsafe { b::rrxe_usecs_to_jiffies(us) }))
     }
 
     /// Whether the deadline has not passed yet (jiffies comparison, wrap-safe).
     pub(crate) fn pending(self) -> bool {
-        // SAFETY: reading jiffies has no preconditions.
-        let now = unsafe { b::rrxe_jiffies() };
-        (self.0.wrapping_sub(now) as isize) > 0
+        (self.0.wrapping_sub(jiffies()) as isize) > 0
     }
+}
+
+/// The current jiffies count.
+fn jiffies() -> usize {
+    // SAFETY: `jiffies` is a kernel global, always mapped and aligned, that the tick
+    // updates; C declares it volatile and reads it with a plain volatile load, as here.
+    unsafe { core::ptr::read_volatile(&raw const b::jiffies) }
 }
 
 impl<T: TimerHandler> Drop for Timer<T> {

@@ -90,6 +90,6 @@ impl<T: WorkHandler> Work<T> {
         self.0.gate.close();
         // SAFETY: initialised in `new`; sleeps until a running instance finishes. Nothing
         // can queue it afterwards (gate closed).
-        unsafe { b::rrxe_work_cancel_sync(self.0.work.get()) };
+        unsafe { b::cancel_work_sync(self.0.work.get()) };
     }
 }
