@@ -5,13 +5,14 @@
 //! simulated link that loses, duplicates and reorders packets in both directions.
 //!
 //! The harness does only what the driver does around the engine: it keeps the bytes
-//! (gather, scatter, READ data), carries packets, completes the WQEs the engine pops and
-//! runs a silence timer. Every decision — PSNs, AckReq, which WQE an ACK completes,
-//! where to go back to, when the responder ACKs or NAKs, what a duplicate gets — is the
-//! engine's.
-//! Properties: every WRITE arrives and every READ returns byte-exact, every WQE
-//! completes successfully and in order; a lossless link sees no NAK, no timeout and at
-//! most one ACK per AckReq; NAKs never exceed lost requests.
+//! (gather, scatter, READ data, the atomic's memory, the receive queue), carries
+//! packets, completes the WQEs the engine pops and runs the timers. Every decision —
+//! PSNs, AckReq, which WQE an ACK completes, where to go back to, when the responder
+//! ACKs, NAKs or sends an RNR NAK, what a duplicate gets — is the engine's.
+//! Properties: WRITEs and SENDs arrive and READs return byte-exact, every atomic executes
+//! exactly once and returns the value before it, every WQE completes successfully and in
+//! order, a PSN always carries the same bytes; a lossless link sees no NAK, no timeout and
+//! at most one ACK per AckReq; NAKs never exceed lost packets.
 // Tests index, unwrap and panic freely: a failure is the test failing.
 #![allow(
     clippy::indexing_slicing,
@@ -25,9 +26,10 @@ use rrxe_proto::exthdr::{NakCode, Syndrome};
 use rrxe_proto::psn::Psn;
 use rrxe_proto::rc::comp::{Reply, Timer};
 use rrxe_proto::rc::req::{ReadResp, Requester, Slot, WqeHead};
-use rrxe_proto::rc::resp::{Check, Dup, Responder};
+use rrxe_proto::rc::resp::{Check, Dup, Responder, REPLAY};
 use rrxe_proto::rc::{needs_response, packets, Retry, ACK};
 use rrxe_proto::uapi::{wc_status, wr, RingGeom};
+use std::collections::HashMap;
 
 mod common;
 use common::{messages, mtus, sizes, Link, Rng};
@@ -35,6 +37,8 @@ use common::{messages, mtus, sizes, Link, Rng};
 /// Ticks without sending or hearing anything before the requester's transport timer
 /// fires (the driver re-arms it on both).
 const TIMEOUT: u32 = 8;
+/// Ticks an RNR NAK makes the requester wait.
+const RNR_TICKS: u32 = 3;
 /// Packets the requester sends per tick (and so the size of a receive batch).
 const BURST: usize = 8;
 /// Initiator depth (`max_rd_atomic`).
@@ -48,8 +52,10 @@ enum Pkt {
         msg: usize,
         off: u32,
         len: u32,
+        first: bool,
         last: bool,
         ack_req: bool,
+        send: bool,
     },
     /// A READ request for `len` bytes of message `msg` from `off`.
     Read {
@@ -58,12 +64,14 @@ enum Pkt {
         off: u32,
         len: u32,
     },
+    /// A fetch-and-add of `add` on the responder's counter.
+    Atomic { psn: Psn, add: u64 },
 }
 
 impl Pkt {
     fn psn(&self) -> Psn {
         match *self {
-            Pkt::Data { psn, .. } | Pkt::Read { psn, .. } => psn,
+            Pkt::Data { psn, .. } | Pkt::Read { psn, .. } | Pkt::Atomic { psn, .. } => psn,
         }
     }
 }
@@ -79,6 +87,43 @@ enum Back {
         off: u32,
         len: u32,
     },
+    /// An atomic acknowledgement with the value before the operation.
+    AtomicAck { psn: Psn, orig: u64 },
+}
+
+/// What each message is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Write,
+    Read,
+    Send,
+    FetchAdd,
+}
+
+impl Kind {
+    /// Message `i`'s kind from two bits of `kinds`.
+    fn of(kinds: u64, i: usize) -> Kind {
+        match (kinds >> (2 * (i % 32))) & 3 {
+            0 => Kind::Write,
+            1 => Kind::Read,
+            2 => Kind::Send,
+            _ => Kind::FetchAdd,
+        }
+    }
+
+    fn opcode(self) -> u32 {
+        match self {
+            Kind::Write => wr::RDMA_WRITE,
+            Kind::Read => wr::RDMA_READ,
+            Kind::Send => wr::SEND,
+            Kind::FetchAdd => wr::ATOMIC_FETCH_AND_ADD,
+        }
+    }
+}
+
+/// The addend of atomic message `i`.
+fn addend(i: usize) -> u64 {
+    1 << (i % 40)
 }
 
 /// The requester side: the engine, the slots and the bytes.
@@ -87,11 +132,12 @@ struct Req {
     slots: Vec<Slot>,
     geom: RingGeom,
     prod: u32,
-    /// The WQE of each ring slot: (message, opcode).
-    wqes: Vec<(usize, u32)>,
+    /// The WQE of each ring slot: (message, kind).
+    wqes: Vec<(usize, Kind)>,
     mtu: u32,
-    /// READ destination buffers.
+    /// READ destination buffers, and what each atomic returned.
     got: Vec<Vec<u8>>,
+    orig: HashMap<usize, u64>,
     completions: Vec<(u64, u32)>,
     ack_reqs: u64,
 }
@@ -126,28 +172,37 @@ impl Req {
             if i == self.prod {
                 return;
             }
-            let (msg, opcode) = self.wqes[i as usize];
+            let (msg, kind) = self.wqes[i as usize];
+            let opcode = kind.opcode();
             let stored = self.slots[i as usize];
             if self.rq.blocked(&stored, opcode, RD_ATOMIC) {
                 return;
             }
             let mut slot = stored;
             if !slot.started {
+                let length = if kind == Kind::FetchAdd { 8 } else { lens[msg] };
                 let head = WqeHead {
                     wr_id: msg as u64,
                     opcode,
                     flags: 0,
-                    length: lens[msg] as u32,
+                    length: length as u32,
                 };
                 slot = self.rq.start(&head, self.mtu);
             }
             if needs_response(opcode) {
                 let r = self.rq.next_request(&slot, stored.started, self.mtu);
-                out.push(Pkt::Read {
-                    psn: r.psn,
-                    msg,
-                    off: r.off,
-                    len: r.len,
+                out.push(if kind == Kind::Read {
+                    Pkt::Read {
+                        psn: r.psn,
+                        msg,
+                        off: r.off,
+                        len: r.len,
+                    }
+                } else {
+                    Pkt::Atomic {
+                        psn: r.psn,
+                        add: addend(msg),
+                    }
                 });
                 self.rq.request_sent(&mut slot, &r);
                 self.slots[i as usize] = slot;
@@ -160,8 +215,10 @@ impl Req {
                     msg,
                     off: seg.off,
                     len: seg.len,
+                    first: seg.first,
                     last: seg.last,
                     ack_req: seg.ack_req,
+                    send: kind == Kind::Send,
                 });
                 self.rq.data_sent(&mut slot, &seg);
                 self.slots[i as usize] = slot;
@@ -172,30 +229,31 @@ impl Req {
         }
     }
 
-    /// As the driver's `on_response` (go-back-N). `true`: progress (the timer restarts).
-    fn on_back(&mut self, b: Back, remote: &[Vec<u8>]) -> bool {
+    /// As the driver's `on_response` (go-back-N). `true`: progress (the timer restarts);
+    /// `Err(status)`: the QP failed.
+    fn on_back(&mut self, b: Back, remote: &[Vec<u8>]) -> Result<bool, u32> {
         match b {
             Back::Aeth(psn, syn) => match self.rq.on_syndrome(syn) {
                 Reply::Ack => self.ack_upto(psn, true),
                 Reply::GoBack => {
                     self.ack_upto(psn, false);
                     self.rewind(psn);
-                    return true;
+                    return Ok(true);
                 }
                 Reply::RnrWait { .. } => {
                     self.ack_upto(psn, false);
                     self.rewind(psn);
                     self.rq.rnr_wait = true;
-                    return true;
+                    return Ok(true);
                 }
                 Reply::Fail { status, ack_first } => {
                     if ack_first {
                         self.ack_upto(psn, false);
                     }
                     self.complete(status);
-                    return true;
+                    return Err(status);
                 }
-                Reply::Malformed => return false,
+                Reply::Malformed => return Ok(false),
             },
             Back::ReadResp { psn, msg, off, len } => {
                 self.ack_upto(psn, false);
@@ -220,23 +278,33 @@ impl Req {
                     }
                 }
             }
+            Back::AtomicAck { psn, orig } => {
+                self.ack_upto(psn, false);
+                if let Some((i, s)) = self.rq.atomic_resp(&self.slots, psn) {
+                    let (m, _) = self.wqes[i as usize];
+                    assert_eq!(s.wr_id, m as u64);
+                    assert!(self.orig.insert(m, orig).is_none(), "atomic {m} twice");
+                    self.rq.response_done(psn);
+                    self.complete(wc_status::SUCCESS);
+                }
+            }
         }
         self.rq.answered();
-        true
+        Ok(true)
     }
 
-    /// The silence timer fired. `false`: the retry budget ran out.
-    fn timeout(&mut self) -> bool {
+    /// A timer fired. `Err(status)`: the retry budget ran out.
+    fn timeout(&mut self) -> Result<(), u32> {
         match self.rq.timer() {
-            Timer::RnrDone | Timer::Idle => true,
+            Timer::RnrDone | Timer::Idle => Ok(()),
             Timer::Expired => {
                 if !self.rq.timed_out() {
                     self.complete(wc_status::RETRY_EXC_ERR);
-                    return false;
+                    return Err(wc_status::RETRY_EXC_ERR);
                 }
                 let p = self.rq.comp_psn;
                 self.rewind(p);
-                true
+                Ok(())
             }
         }
     }
@@ -245,24 +313,28 @@ impl Req {
 /// The responder side: the engine and the bytes.
 struct Resp {
     rs: Responder,
+    replay: Vec<Option<(Psn, u64)>>,
     mtu: u32,
-    /// WRITE destinations.
+    /// WRITE and SEND destinations.
     out: Vec<Vec<u8>>,
-    done: Vec<usize>,
+    /// The atomics' memory.
+    counter: u64,
+    /// Receive WQEs posted (`None`: always one).
+    credits: Option<u32>,
     acks: u64,
     naks: u64,
+    rnr_naks: u64,
 }
 
 impl Resp {
     fn reply(&mut self, b: Back, out: &mut Vec<Back>) {
         match b {
             Back::Aeth(_, Syndrome::Ack(_)) => self.acks += 1,
+            Back::Aeth(_, Syndrome::Rnr(_)) => self.rnr_naks += 1,
             Back::Aeth(..) => self.naks += 1,
-            Back::ReadResp { .. } => {}
+            _ => {}
         }
-        if let Back::Aeth(..) = b {
-            self.rs.sent();
-        }
+        self.rs.sent();
         out.push(b);
     }
 
@@ -286,52 +358,84 @@ impl Resp {
         }
     }
 
+    /// As the driver's `in_order`: executes `p`, then the engine's outcome.
+    fn in_order(&mut self, p: Pkt, msgs: &[Vec<u8>], out: &mut Vec<Back>) {
+        let responds = !matches!(p, Pkt::Data { .. });
+        if self.rs.in_order(responds) {
+            self.ack_executed(out);
+        }
+        let psn = p.psn();
+        let (last, ack_req) = match p {
+            Pkt::Data {
+                msg,
+                off,
+                len,
+                first,
+                last,
+                ack_req,
+                send,
+                ..
+            } => {
+                if send && first {
+                    // A SEND takes its receive WQE with its first packet.
+                    match &mut self.credits {
+                        Some(0) => {
+                            self.reply(Back::Aeth(psn, Syndrome::Rnr(1)), out);
+                            assert!(!self.rs.rnr(false));
+                            return;
+                        }
+                        Some(c) => *c -= 1,
+                        None => {}
+                    }
+                }
+                let (a, n) = (off as usize, len as usize);
+                self.out[msg][a..a + n].copy_from_slice(&msgs[msg][a..a + n]);
+                (last, ack_req)
+            }
+            Pkt::Read { msg, off, len, .. } => {
+                self.rs.read_accepted();
+                self.answer_read(psn, msg, off, len, out);
+                self.rs.read_executed(psn, packets(len, self.mtu));
+                (true, true)
+            }
+            Pkt::Atomic { add, .. } => {
+                let orig = self.counter;
+                self.counter = orig.wrapping_add(add);
+                self.rs.atomic_executed(&mut self.replay, psn, orig);
+                self.reply(Back::AtomicAck { psn, orig }, out);
+                (true, true)
+            }
+        };
+        if self.rs.executed(psn, last, ack_req, responds, true) {
+            self.reply(Back::Aeth(psn, ACK), out);
+        }
+    }
+
     /// One receive batch.
     fn batch(&mut self, pkts: Vec<Pkt>, msgs: &[Vec<u8>], out: &mut Vec<Back>) {
         for p in pkts {
-            let read = matches!(p, Pkt::Read { .. });
             match self.rs.check(p.psn(), false, false) {
-                Check::Execute => {
-                    if self.rs.in_order(read) {
-                        self.ack_executed(out);
-                    }
-                    let (last, ack_req) = match p {
-                        Pkt::Data {
-                            msg,
-                            off,
-                            len,
-                            last,
-                            ack_req,
-                            ..
-                        } => {
-                            let (a, n) = (off as usize, len as usize);
-                            self.out[msg][a..a + n].copy_from_slice(&msgs[msg][a..a + n]);
-                            if last {
-                                self.done.push(msg);
+                Check::Execute => self.in_order(p, msgs, out),
+                Check::Duplicate => {
+                    let read = matches!(p, Pkt::Read { .. });
+                    let atomic = matches!(p, Pkt::Atomic { .. });
+                    match self
+                        .rs
+                        .duplicate(&self.replay, p.psn(), read, atomic, false)
+                    {
+                        Dup::Read => {
+                            if let Pkt::Read { psn, msg, off, len } = p {
+                                self.answer_read(psn, msg, off, len, out);
                             }
-                            (last, ack_req)
                         }
-                        Pkt::Read { psn, msg, off, len } => {
-                            self.rs.read_accepted();
-                            self.answer_read(psn, msg, off, len, out);
-                            self.rs.read_executed(psn, packets(len, self.mtu));
-                            self.done.push(msg);
-                            (true, true)
+                        Dup::Atomic(Some(orig)) => {
+                            self.reply(Back::AtomicAck { psn: p.psn(), orig }, out)
                         }
-                    };
-                    if self.rs.executed(p.psn(), last, ack_req, read, true) {
-                        self.reply(Back::Aeth(p.psn(), ACK), out);
+                        Dup::Atomic(None) => panic!("atomic {:?} forgotten", p.psn()),
+                        Dup::Ack => self.ack_executed(out),
+                        Dup::Probe => panic!("a probe without selective retransmission"),
                     }
                 }
-                Check::Duplicate => match self.rs.duplicate(p.psn(), read, false, false) {
-                    Dup::Read => {
-                        if let Pkt::Read { psn, msg, off, len } = p {
-                            self.answer_read(psn, msg, off, len, out);
-                        }
-                    }
-                    Dup::Ack => self.ack_executed(out),
-                    d => panic!("unexpected {d:?}"),
-                },
                 Check::NakSeq(e) => {
                     self.reply(Back::Aeth(e, Syndrome::Nak(NakCode::PsnSeqErr)), out)
                 }
@@ -347,41 +451,56 @@ impl Resp {
 
 struct Outcome {
     ok: bool,
+    /// The QP failed with this status.
+    failed: Option<u32>,
     lost: u64,
     naks: u64,
+    rnr_naks: u64,
     acks: u64,
     ack_reqs: u64,
     timeouts: u64,
 }
 
-/// Messages of `sizes`, each a WRITE or (where `reads` has its bit set) a READ.
-fn run(sizes: &[usize], reads: u32, mtu: usize, seed: u64, link: (u32, u32, u32)) -> Outcome {
-    let (loss, dup, reorder) = link;
-    let start = Psn::new((seed as u32) & 0xff_ffff);
+/// How a run is set up besides its messages.
+#[derive(Clone, Copy)]
+struct Setup {
+    mtu: usize,
+    seed: u64,
+    /// Per-mille loss, duplication and reordering, both ways.
+    link: (u32, u32, u32),
+    /// A receive WQE is posted every this many ticks (0: always one there).
+    replenish: u32,
+    rnr_retry: u8,
+}
+
+/// Messages of `sizes`, each of the kind two bits of `kinds` name.
+fn run(sizes: &[usize], kinds: u64, s: Setup) -> Outcome {
+    let (loss, dup, reorder) = s.link;
+    let start = Psn::new((s.seed as u32) & 0xff_ffff);
     let msgs = messages(sizes, 5);
     let n = msgs.len();
-    let opcode = |i: usize| {
-        if reads >> (i % 32) & 1 != 0 {
-            wr::RDMA_READ
-        } else {
-            wr::RDMA_WRITE
-        }
-    };
+    let kind = |i: usize| Kind::of(kinds, i);
     let geom = RingGeom {
         log2_slot: 6,
         mask: 63,
     };
     let mut rq = Requester::new(start);
     rq.retry = Retry::new(Retry::UNLIMITED);
-    rq.rnr = Retry::new(Retry::UNLIMITED);
+    rq.rnr = Retry::new(s.rnr_retry);
     let mut req = Req {
         rq,
         slots: vec![Slot::default(); 64],
         geom,
         prod: n as u32,
-        wqes: (0..64).map(|i| (i.min(n.max(1) - 1), opcode(i))).collect(),
-        mtu: mtu as u32,
+        wqes: (0..64)
+            .map(|i| {
+                let m = i.min(n.max(1) - 1);
+                (m, kind(m))
+            })
+            .collect(),
+        mtu: s.mtu as u32,
         got: msgs.iter().map(|m| vec![0u8; m.len()]).collect(),
+        orig: HashMap::new(),
         completions: Vec::new(),
         ack_reqs: 0,
     };
@@ -389,20 +508,28 @@ fn run(sizes: &[usize], reads: u32, mtu: usize, seed: u64, link: (u32, u32, u32)
     rs.set_psn(start);
     let mut resp = Resp {
         rs,
-        mtu: mtu as u32,
+        replay: vec![None; REPLAY],
+        mtu: s.mtu as u32,
         out: msgs.iter().map(|m| vec![0u8; m.len()]).collect(),
-        done: Vec::new(),
+        counter: 0,
+        credits: (s.replenish != 0).then_some(0),
         acks: 0,
         naks: 0,
+        rnr_naks: 0,
     };
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng(s.seed | 1);
     let mut fwd: Link<Pkt> = Link::new(loss, dup, reorder);
     let mut back: Link<Back> = Link::new(loss, dup, reorder);
-    let (mut silent, mut timeouts) = (0u32, 0u64);
-    let mut seen = std::collections::HashMap::new();
+    let (mut silent, mut timeouts, mut failed) = (0u32, 0u64, None);
+    let mut seen = HashMap::new();
     for now in 0..400_000u64 {
-        if req.completions.len() == n {
+        if req.completions.len() == n || failed.is_some() {
             break;
+        }
+        if let Some(c) = &mut resp.credits {
+            if now % u64::from(s.replenish) == 0 {
+                *c += 1;
+            }
         }
         let mut sent = Vec::new();
         req.run(sizes, &mut sent);
@@ -424,20 +551,35 @@ fn run(sizes: &[usize], reads: u32, mtu: usize, seed: u64, link: (u32, u32, u32)
             back.send(now, &mut rng, b);
         }
         for b in back.due(now) {
-            progress |= req.on_back(b, &msgs);
+            match req.on_back(b, &msgs) {
+                Ok(p) => progress |= p,
+                Err(st) => failed = Some(st),
+            }
         }
         silent = if progress { 0 } else { silent + 1 };
-        if silent >= TIMEOUT && !req.rq.idle() {
+        let rnr_over = req.rq.rnr_wait && silent >= RNR_TICKS;
+        if rnr_over || (silent >= TIMEOUT && !req.rq.idle()) {
             silent = 0;
-            timeouts += 1;
-            if !req.timeout() {
-                break;
+            timeouts += u64::from(!rnr_over);
+            if let Err(st) = req.timeout() {
+                failed = Some(st);
             }
         }
     }
-    // WRITEs landed at the responder, READs came back; every WQE completed in order.
-    let writes_ok = (0..n).all(|i| opcode(i) == wr::RDMA_READ || resp.out[i] == msgs[i]);
-    let reads_ok = (0..n).all(|i| opcode(i) != wr::RDMA_READ || req.got[i] == msgs[i]);
+    // WRITEs and SENDs landed at the responder, READs came back, atomics ran once each
+    // and in order; every WQE completed in order.
+    let data_ok = (0..n).all(|i| match kind(i) {
+        Kind::Write | Kind::Send => resp.out[i] == msgs[i],
+        Kind::Read => req.got[i] == msgs[i],
+        Kind::FetchAdd => true,
+    });
+    let mut sum = 0u64;
+    let mut atomics_ok = true;
+    for i in (0..n).filter(|&i| kind(i) == Kind::FetchAdd) {
+        atomics_ok &= req.orig.get(&i) == Some(&sum);
+        sum = sum.wrapping_add(addend(i));
+    }
+    atomics_ok &= resp.counter == sum;
     let in_order = req.completions.len() == n
         && req
             .completions
@@ -445,12 +587,24 @@ fn run(sizes: &[usize], reads: u32, mtu: usize, seed: u64, link: (u32, u32, u32)
             .enumerate()
             .all(|(i, &(id, st))| id == i as u64 && st == wc_status::SUCCESS);
     Outcome {
-        ok: writes_ok && reads_ok && in_order,
+        ok: data_ok && atomics_ok && in_order && failed.is_none(),
+        failed,
         lost: fwd.lost,
         naks: resp.naks,
+        rnr_naks: resp.rnr_naks,
         acks: resp.acks,
         ack_reqs: req.ack_reqs,
         timeouts,
+    }
+}
+
+fn setup(mtu: usize, seed: u64, link: (u32, u32, u32)) -> Setup {
+    Setup {
+        mtu,
+        seed,
+        link,
+        replenish: 0,
+        rnr_retry: Retry::UNLIMITED,
     }
 }
 
@@ -459,9 +613,9 @@ proptest! {
 
     /// Lossless: exact data in order, nothing NAKed or timed out, ACKs coalesced.
     #[test]
-    fn lossless_link(sizes in sizes(), reads in any::<u32>(), mtu in mtus(),
+    fn lossless_link(sizes in sizes(), kinds in any::<u64>(), mtu in mtus(),
                      seed in any::<u64>()) {
-        let o = run(&sizes, reads, mtu, seed, (0, 0, 0));
+        let o = run(&sizes, kinds, setup(mtu, seed, (0, 0, 0)));
         prop_assert!(o.ok);
         prop_assert_eq!((o.naks, o.timeouts), (0, 0));
         prop_assert!(o.acks <= o.ack_reqs, "acks {} for {} AckReqs", o.acks, o.ack_reqs);
@@ -470,19 +624,29 @@ proptest! {
     /// Loss in both directions: exact data in order; one NAK per gap, so never more NAKs
     /// than lost packets.
     #[test]
-    fn lossy_link(sizes in sizes(), reads in any::<u32>(), mtu in mtus(),
+    fn lossy_link(sizes in sizes(), kinds in any::<u64>(), mtu in mtus(),
                   seed in any::<u64>(), loss in 0u32..100) {
-        let o = run(&sizes, reads, mtu, seed, (loss, 0, 0));
+        let o = run(&sizes, kinds, setup(mtu, seed, (loss, 0, 0)));
         prop_assert!(o.ok);
         prop_assert!(o.naks <= o.lost, "naks {} lost {}", o.naks, o.lost);
     }
 
     /// Loss, duplication and reordering in both directions: still exact and in order.
     #[test]
-    fn hostile_link(sizes in sizes(), reads in any::<u32>(), mtu in mtus(),
+    fn hostile_link(sizes in sizes(), kinds in any::<u64>(), mtu in mtus(),
                     seed in any::<u64>(), loss in 0u32..80, dup in 0u32..100,
                     reorder in 0u32..200) {
-        let o = run(&sizes, reads, mtu, seed, (loss, dup, reorder));
+        let o = run(&sizes, kinds, setup(mtu, seed, (loss, dup, reorder)));
+        prop_assert!(o.ok);
+    }
+
+    /// A receiver that posts its receive WQEs slowly: RNR NAKs, the requester waits and
+    /// goes back, everything still arrives exactly once and in order.
+    #[test]
+    fn slow_receiver(sizes in sizes(), kinds in any::<u64>(), mtu in mtus(),
+                     seed in any::<u64>(), loss in 0u32..50, replenish in 1u32..20) {
+        let s = Setup { replenish, ..setup(mtu, seed, (loss, 0, 0)) };
+        let o = run(&sizes, kinds, s);
         prop_assert!(o.ok);
     }
 }
@@ -490,7 +654,7 @@ proptest! {
 /// Many short WRITEs in one batch get one ACK, not one each.
 #[test]
 fn short_messages_share_acks() {
-    let o = run(&[4096; 60], 0, 1024, 7, (0, 0, 0));
+    let o = run(&[4096; 60], 0, setup(1024, 7, (0, 0, 0)));
     assert!(o.ok);
     assert_eq!(o.ack_reqs, 60);
     assert!(o.acks < 60, "{} ACKs for 60 messages", o.acks);
@@ -499,18 +663,43 @@ fn short_messages_share_acks() {
 /// READs only, and READs between WRITEs, at a high loss rate.
 #[test]
 fn reads_under_loss() {
+    let sizes = [65536, 100, 0, 20_000, 4096];
     for seed in 0..40 {
-        let o = run(&[65536, 100, 0, 20_000, 4096], !0, 1024, seed, (50, 0, 0));
-        assert!(o.ok, "seed {seed}");
-        let o = run(
-            &[65536, 100, 0, 20_000, 4096],
-            0b01010,
-            1024,
-            seed,
-            (50, 10, 50),
+        assert!(
+            run(&sizes, 0x55, setup(1024, seed, (50, 0, 0))).ok,
+            "seed {seed}"
         );
+        assert!(
+            run(&sizes, 0x44, setup(1024, seed, (50, 10, 50))).ok,
+            "seed {seed}"
+        );
+    }
+}
+
+/// Atomics duplicated and reordered on the way: each executes once, its duplicates get
+/// the saved value.
+#[test]
+fn atomics_exactly_once() {
+    let sizes = [8; 40];
+    for seed in 0..20 {
+        let o = run(&sizes, !0, setup(1024, seed, (30, 100, 150)));
         assert!(o.ok, "seed {seed}");
     }
+}
+
+/// No receive WQE is ever posted: the first SEND fails with RNR_RETRY_EXC_ERR once its
+/// RNR retries are spent, having waited once per retry.
+#[test]
+fn rnr_retries_run_out() {
+    let s = Setup {
+        replenish: u32::MAX,
+        rnr_retry: 3,
+        ..setup(1024, 1, (0, 0, 0))
+    };
+    // (The first tick posts one receive WQE: the first SEND gets it, the second cannot.)
+    let o = run(&[100, 100, 100], 0b1010, s);
+    assert_eq!(o.failed, Some(wc_status::RNR_RETRY_EXC_ERR));
+    assert_eq!(o.rnr_naks, 4);
 }
 
 /// Duplicated and reordered NAKs and ACKs: a go-back to a PSN before the head WQE's
@@ -521,10 +710,8 @@ fn stale_nak() {
     let sizes = [18433, 1025, 0, 1, 0, 0, 0, 0, 0, 65536];
     let o = run(
         &sizes,
-        721_005_060,
-        512,
-        8_056_916_762_342_166_184,
-        (0, 57, 152),
+        0x4_0010,
+        setup(512, 8_056_916_762_342_166_184, (0, 57, 152)),
     );
     assert!(o.ok);
 }
@@ -535,12 +722,7 @@ fn stale_nak() {
 #[test]
 fn late_read_response() {
     let sizes = [65536, 65536, 65536, 13313, 0, 13313, 0, 4097, 0, 1025, 7169];
-    let o = run(
-        &sizes,
-        2_821_657_376,
-        1024,
-        11_258_151_616_421_191_172,
-        (13, 30, 197),
-    );
-    assert!(o.ok);
+    let kinds = 0x5_0400;
+    let s = setup(1024, 11_258_151_616_421_191_172, (13, 30, 197));
+    assert!(run(&sizes, kinds, s).ok);
 }
