@@ -11,7 +11,7 @@ REPO := $(CURDIR)
 SETUP := scripts/setup.sh
 ENV := source scripts/env.sh
 
-.PHONY: all setup kernel module lint host-test vm-test interop check run paths clean fmt bench fuzz
+.PHONY: all setup kernel module lint host-test vm-test interop check run paths clean fmt bench ab fuzz
 
 all: module
 
@@ -50,6 +50,11 @@ run: module
 # Not a test: rrxe, rdma_rxe and siw in one run, one boot each, one table with ratios.
 bench: module
 	@bash scripts/bench.sh
+
+# Not a test: an A/B of two builds in one boot under the instruction-counting clock,
+# e.g. `make ab A=HEAD~1` (A and B: git revisions or .ko files; B defaults to this tree).
+ab: module
+	@bash scripts/ab.sh "$(A)" $(B)
 
 # Not part of `make check`: every parser's fuzz target for FUZZ_SECONDS each (default
 # 60), with cargo-fuzz on the nightly toolchain (both installed on first use).

@@ -5,6 +5,7 @@
 #   bench.sh check   run every selftests/*.sh; last line "N passed, N failed, N skipped"
 #   bench.sh demo    create two devices and show them (make run)
 #   bench.sh capture record rdma_rxe packets (RRXE_PROVIDER=rxe RRXE_KEEP_OUT=dir)
+#   bench.sh ab      two rrxe modules in one boot, loaded in turn (scripts/ab.sh)
 #   bench.sh interop two VMs on a virtual link, rrxe in one and rdma_rxe in the other;
 #                    last line "N passed, N failed, N skipped" (selftests/lib/interop.sh)
 # Fails loudly if a test fails, the guest WARNs/oopses (dmesg scan) or the VM times out.
@@ -110,7 +111,7 @@ fi
 
 echo "bench: booting $KB ($accel, $cpus vCPUs, $mem) for '$mode'" >&2
 start=$(date +%s)
-qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} </dev/null 2>&1 | tee "$out/console.log" |
+qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} ${RRXE_AB:+"RRXE_AB=$RRXE_AB"} ${RRXE_AB_ROUNDS:+"RRXE_AB_ROUNDS=$RRXE_AB_ROUNDS"} ${RRXE_AB_LOSS:+"RRXE_AB_LOSS=$RRXE_AB_LOSS"} </dev/null 2>&1 | tee "$out/console.log" |
 	sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/\r$//' | grep --line-buffered -v -E '^\s*$'
 qrc=${PIPESTATUS[0]}
 took=$(($(date +%s) - start))
