@@ -31,9 +31,10 @@ use crate::kabi::work::Work;
 use crate::proto::psn::Psn;
 use crate::proto::rc::req::{Requester, Slot};
 use crate::proto::rc::resp::{Responder, REPLAY};
+use crate::proto::rc::sack::{Keeper, SackTx};
 use crate::proto::rc::{self, QpState, Retry};
 use crate::proto::rdrep::ReadRepair;
-use crate::proto::sel::{ProbeDelay, PsnBits, Reordering, RxWindow, RX_SPAN};
+use crate::proto::sel::{ProbeDelay, RX_SPAN};
 use crate::proto::uapi::{self, send_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -137,22 +138,14 @@ struct State {
     /// since the last READ response: unlike `probes`, not reset by the ACK a probe brings
     /// back, which says nothing of READ responses).
     rd: ReadRepair,
-    /// Requester: PSNs resent for an incremental SACK since the last probe (a full SACK
-    /// does not resend them again at once: they are likely still on their way).
-    retx_bits: PsnBits<4>,
+    /// Requester: which PSNs a SACK sends again.
+    sack: SackTx,
     /// Requester: the round trip, and from it the tail-loss probe delay.
     pto: ProbeDelay,
     /// Responder: the requester offered (keep packets beyond the expected PSN, SACK).
     peer_sel: bool,
-    /// Responder: PSNs kept beyond the expected PSN.
-    rxw: RxWindow,
-    /// Responder: packets were kept since the last SACK decision.
-    sack_due: bool,
-    /// Responder: a packet was dropped at the reassembly limit and the packets kept
-    /// since have not all been released: holes are reported at a batch's end only.
-    at_limit: bool,
-    /// Responder: how many later packets reveal a hole (the path's reordering).
-    reorder: Reordering,
+    /// Responder: what to keep beyond the expected PSN, when to report holes.
+    keep: Keeper,
     /// Responder: the kept packets and their sizes, by `psn % RX_SPAN` (empty when
     /// selective retransmission is off).
     kept: KVec<Option<Kept>>,
@@ -375,13 +368,10 @@ impl Qp {
                     sel_seen: false,
                     probes: 0,
                     rd: ReadRepair::new(Psn::new(0), RD_REORDER_MAX, REORDER_DECAY),
-                    retx_bits: PsnBits::new(Psn::new(0)),
+                    sack: SackTx::new(Psn::new(0)),
                     pto: ProbeDelay::new(),
                     peer_sel: forced,
-                    rxw: RxWindow::new(Psn::new(0)),
-                    sack_due: false,
-                    at_limit: false,
-                    reorder: Reordering::new(REORDER_MAX, REORDER_DECAY),
+                    keep: Keeper::new(Psn::new(0), REORDER_MAX, REORDER_DECAY),
                     kept,
                     kept_bytes: 0,
                 }),
@@ -543,7 +533,7 @@ impl Qp {
             let psn = Psn::new(attr.sq_psn);
             st.req.set_psn(psn);
             st.rd.restart(psn);
-            st.retx_bits = PsnBits::new(psn);
+            st.sack = SackTx::new(psn);
             st.pto = ProbeDelay::new();
         }
         if m(b::ib_qp_attr_mask_IB_QP_AV) {

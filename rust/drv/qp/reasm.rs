@@ -2,8 +2,9 @@
 //! Selective retransmission at the responder: packets beyond the expected PSN are kept
 //! (the skb, or only its headers when the payload could be placed at once), within the
 //! per-QP and per-device limits; the holes they reveal are reported in SACKs (the
-//! protocol core's [`RxWindow`] and [`Reordering`] decide which and when); when the
-//! expected PSN arrives the kept packets run through the responder in PSN order.
+//! protocol core's [`Keeper`](crate::proto::rc::sack::Keeper) decides which and when);
+//! when the expected PSN arrives the kept packets run through the responder in PSN
+//! order.
 
 use super::super::frame;
 use super::{Qp, State};
@@ -11,7 +12,8 @@ use crate::kabi::skb::SkBuff;
 use crate::proto::opcode::flags as f;
 use crate::proto::packet::{self, Packet};
 use crate::proto::psn::Psn;
-use crate::proto::sel::{self, Arrival, RxWindow, RX_SPAN};
+use crate::proto::rc::sack::Arrive;
+use crate::proto::sel::{self, RX_SPAN};
 use kernel::prelude::*;
 
 /// Room for the headers of a data packet whose payload was placed early: BTH, RETH,
@@ -55,7 +57,7 @@ impl Qp {
         }
         self.dev.reasm_release(freed);
         st.kept_bytes = 0;
-        st.rxw = RxWindow::new(st.resp.psn);
+        st.keep.restart(st.resp.psn);
     }
 
     /// Takes the packet kept for `psn`, if any.
@@ -151,14 +153,13 @@ impl Qp {
     /// The receive path hands over a packet [`Qp::on_request`] chose to keep.
     pub(crate) fn keep(&self, psn: Psn, skb: SkBuff, bytes: usize) {
         let mut st = self.st.lock();
-        if !st.rxw.is_kept(psn) {
+        if !st.keep.rxw.is_kept(psn) {
             // The window moved on meanwhile (reset, RQ PSN changed).
             return;
         }
         if !self.store_kept(&mut st, psn, Kept::Skb(skb, bytes)) {
             // Over the limit: forget it; the SACK names it and the requester resends it.
-            st.rxw.forget(psn);
-            st.at_limit = true;
+            st.keep.store_failed(psn);
             self.dev.stats.drop_reasm_limit.inc();
             return;
         }
@@ -175,21 +176,8 @@ impl Qp {
     /// retransmission would meet the same full QP. Those holes are reported at the end
     /// of each receive batch only.
     pub(super) fn sack_stored(&self, st: &mut State) {
-        if !st.at_limit {
-            let _ = self.sack_settled_holes(st);
-        }
-    }
-
-    /// Reports the holes followed by `reorder` later arrivals, each hole once.
-    /// `true` if a SACK went out.
-    pub(super) fn sack_settled_holes(&self, st: &mut State) -> bool {
-        let settled = st.rxw.high().sub(st.reorder.get() - 1);
-        match st.rxw.sack_settled(false, settled) {
-            Some(s) => {
-                self.send_sack(st, s);
-                true
-            }
-            None => false,
+        if let Some(s) = st.keep.stored() {
+            self.send_sack(st, s);
         }
     }
 
@@ -197,22 +185,26 @@ impl Qp {
     /// the holes it reveals (rate-limited by the window's bookkeeping).
     pub(super) fn ahead(&self, st: &mut State, pkt: &Packet<'_>, probe: bool) -> Option<Psn> {
         let psn = pkt.bth.psn;
-        if st.rxw.base() != st.resp.psn {
+        if st.keep.rxw.base() != st.resp.psn {
             self.catch_up(st);
         }
-        match st.rxw.arrive(psn) {
-            Arrival::Ahead => {
+        let retx = pkt.bth.xflags & sel::XF_RETX != 0;
+        match st.keep.arrive(psn, probe, retx) {
+            Arrive::Keep {
+                answer_probe,
+                again,
+                spurious,
+            } => {
                 self.dev.stats.ooo_kept.inc();
-                self.hole_filled(st, pkt);
-                st.sack_due = true;
-                if probe {
+                if spurious {
+                    self.dev.stats.sack_spurious.inc();
+                }
+                if answer_probe {
                     self.answer_probe(st);
-                } else if pkt.bth.xflags & sel::XF_RETX != 0 && !st.at_limit {
+                } else if let Some(s) = again {
                     // A later retransmission overtook the repair of a reported hole.
-                    if let Some(s) = st.rxw.lost_again(psn) {
-                        self.dev.stats.sack_again.inc();
-                        self.send_sack(st, s);
-                    }
+                    self.dev.stats.sack_again.inc();
+                    self.send_sack(st, s);
                 }
                 if self.place_early(st, psn, pkt) {
                     self.sack_stored(st);
@@ -221,15 +213,14 @@ impl Qp {
                 // (`keep` stores it, or drops it at the reassembly limit.)
                 Some(psn)
             }
-            Arrival::Duplicate => {
+            Arrive::Duplicate { answer_probe } => {
                 self.dev.stats.duplicates.inc();
-                if probe {
+                if answer_probe {
                     self.answer_probe(st);
                 }
                 None
             }
-            Arrival::Beyond | Arrival::Expected => {
-                st.at_limit = true;
+            Arrive::Limit => {
                 self.dev.stats.drop_reasm_limit.inc();
                 None
             }
@@ -243,9 +234,9 @@ impl Qp {
             return;
         }
         let mut budget = 2 * RX_SPAN;
-        while st.rxw.base() != st.resp.psn && budget > 0 {
+        while st.keep.rxw.base() != st.resp.psn && budget > 0 {
             budget -= 1;
-            let base = st.rxw.base();
+            let base = st.keep.rxw.base();
             let d = st.resp.psn.diff(base);
             if d < 0 || d >= RX_SPAN as i32 {
                 // The expected PSN jumped (modify): start over.
@@ -254,8 +245,8 @@ impl Qp {
             }
             // A PSN just processed, or skipped by a READ's span: nothing kept there.
             drop(self.take_kept(st, base));
-            let kept = st.rxw.advance();
-            if kept && st.rxw.base() == st.resp.psn {
+            let kept = st.keep.rxw.advance();
+            if kept && st.keep.rxw.base() == st.resp.psn {
                 match self.take_kept(st, st.resp.psn) {
                     Some(Kept::Skb(mut skb, _)) => match frame::rc_packet(&mut skb) {
                         Some(pkt) => self.in_order(st, &pkt, None),
@@ -276,20 +267,15 @@ impl Qp {
     /// A request filled a hole: if the hole was reported and this is the original packet,
     /// not the retransmission, the report came too early: allow for more reordering.
     pub(super) fn hole_filled(&self, st: &mut State, pkt: &Packet<'_>) {
-        let psn = pkt.bth.psn;
-        if !psn.before(st.rxw.reported()) {
-            return;
-        }
         let retx = pkt.bth.xflags & sel::XF_RETX != 0;
-        if !retx {
+        if st.keep.filled(pkt.bth.psn, retx) {
             self.dev.stats.sack_spurious.inc();
         }
-        st.reorder.filled(retx);
     }
 
     /// Answers a probe: every hole, or an ACK if there is none.
     pub(super) fn answer_probe(&self, st: &mut State) {
-        match st.rxw.sack(true) {
+        match st.keep.probe_answer() {
             Some(s) => self.send_sack(st, s),
             None => self.ack_executed(st),
         }
@@ -297,23 +283,10 @@ impl Qp {
 
     /// The work of [`Self::rx_batch_done`], under `st`.
     pub(super) fn batch_end(&self, st: &mut State) {
-        if st.kept_bytes == 0 {
-            st.at_limit = false;
-        }
-        if st.peer_sel && st.sack_due {
-            st.sack_due = false;
-            if st.at_limit {
-                // Every hole from the expected PSN: the retransmissions of PSNs dropped
-                // at the limit are dropped again until the first hole is filled, and
-                // each SACK naming only those would keep the requester from probing
-                // (its timer measures silence) while its repair of the first hole may
-                // have been lost.
-                if let Some(s) = st.rxw.sack(true) {
-                    self.send_sack(st, s);
-                }
-            } else if !self.sack_settled_holes(st) {
-                // Holes not yet settled are looked at again after the next batch.
-                st.sack_due = st.rxw.has_holes();
+        if st.peer_sel {
+            let nothing_kept = st.kept_bytes == 0;
+            if let Some(s) = st.keep.batch_end(nothing_kept) {
+                self.send_sack(st, s);
             }
         }
         if st.resp.ack_owed() {

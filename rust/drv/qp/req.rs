@@ -15,7 +15,7 @@ use crate::proto::packet::Ext;
 use crate::proto::psn::Psn;
 use crate::proto::rc::req::{Request, Seg, Slot, WqeHead};
 use crate::proto::rc::{self, Kind, DEFAULT_PKEY};
-use crate::proto::sel::{self, PsnBits, Sack, Xeth};
+use crate::proto::sel::{self, Sack, Xeth};
 use crate::proto::uapi::{send_flags, wc_status, SendWqe};
 
 /// Silence after which a selective requester sends a tail-loss probe: twice the smallest
@@ -295,21 +295,13 @@ impl Qp {
     /// A SACK arrived: send exactly the PSNs it names, before any new data.
     pub(super) fn on_sack(&self, st: &mut State, s: &Sack) {
         self.dev.stats.sack_rcvd.inc();
-        st.retx_bits.advance_to(st.req.comp_psn);
+        st.sack.begin(st.req.comp_psn);
         for p in s.iter() {
-            if s.full {
-                if st.retx_bits.get(p) {
-                    continue;
-                }
-            } else {
-                st.retx_bits.set(p);
+            if st.sack.resend(s.full, p) {
+                self.retransmit_psn(st, p, sel::XF_RETX);
             }
-            self.retransmit_psn(st, p, sel::XF_RETX);
         }
-        if s.full {
-            // The next probe's answer resends whatever is still missing.
-            st.retx_bits = PsnBits::new(st.req.comp_psn);
-        }
+        st.sack.end(s.full, st.req.comp_psn);
     }
 
     /// Silence after which a tail-loss probe is sent.

@@ -84,7 +84,7 @@ impl Qp {
                     Dup::Read => {
                         // READs are idempotent: answer again from memory.
                         let _ = self.read_request(&mut st, pkt, false);
-                        if probe_sel && st.rxw.has_holes() {
+                        if probe_sel && st.keep.rxw.has_holes() {
                             self.answer_probe(&mut st);
                         }
                     }
@@ -99,12 +99,12 @@ impl Qp {
                 return None;
             }
         }
-        if st.peer_sel && st.rxw.has_holes() {
+        if st.peer_sel && st.keep.rxw.has_holes() {
             self.hole_filled(&mut st, pkt);
         }
         self.in_order(&mut st, pkt, None);
         self.catch_up(&mut st);
-        if probe && st.peer_sel && st.rxw.has_holes() {
+        if probe && st.peer_sel && st.keep.rxw.has_holes() {
             self.answer_probe(&mut st);
         }
         None

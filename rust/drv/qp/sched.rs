@@ -133,8 +133,9 @@ impl Qp {
 
     /// Tail-loss probe: sends the last packet again, flagged, so the responder answers
     /// with every hole it knows of. Counts against the retry budget once the silence
-    /// reaches the transport timeout. `false`: fall back to the go-back-N timeout (the
-    /// last request is an atomic).
+    /// reaches the transport timeout. `false`: fall back to the go-back-N timeout, as
+    /// `Requester::probe_psn` decides (an atomic is the last request, or waits for its
+    /// acknowledgement at the head).
     fn probe(&self, st: &mut State) -> bool {
         {
             let q = self.rxq.lock();
@@ -145,13 +146,10 @@ impl Qp {
                 return true;
             }
         }
-        let last = st.req.req_psn.sub(1);
-        let data = self
-            .slot_of(st, last)
-            .is_some_and(|(_, s)| !s.responds() || s.is_read());
-        if !data {
+        let prod = self.sq.producer();
+        let Some(last) = st.req.probe_psn(&st.slots, &self.sq.geom, prod) else {
             return false;
-        }
+        };
         st.probes += 1;
         let t = rc::ack_timeout_us(st.timeout);
         if t != 0 && u64::from(st.probes).saturating_mul(Self::probe_us(st)) >= t {

@@ -14,6 +14,7 @@
 pub mod comp;
 pub mod req;
 pub mod resp;
+pub mod sack;
 pub mod sge;
 
 use super::exthdr::Syndrome;

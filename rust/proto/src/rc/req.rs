@@ -527,6 +527,22 @@ impl Requester {
         false
     }
 
+    /// Selective retransmission, after a silence: the PSN of the tail-loss probe (the last
+    /// packet sent, if it is data or a READ request), or `None` to go back instead. Going
+    /// back is also the only repair for an atomic at the head whose acknowledgement was
+    /// lost: the responder executed everything, so a probe only brings an ACK, which
+    /// never completes an atomic, and nothing would ask for it again.
+    pub fn probe_psn(&self, slots: &[Slot], geom: &RingGeom, prod: u32) -> Option<Psn> {
+        let head = slots.get(self.cons as usize);
+        if head.is_some_and(|s| s.started && s.responds() && !s.is_read()) {
+            return None;
+        }
+        let last = self.req_psn.sub(1);
+        self.find(slots, geom, prod, last)
+            .filter(|(_, s)| !s.responds() || s.is_read())
+            .map(|_| last)
+    }
+
     /// Selective retransmission: a response acknowledges every request before `a`.
     pub fn acked_to(&mut self, a: Psn) {
         if a.after(self.acked) && !a.after(self.req_psn) {

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Selective retransmission's decisions in the RC engine: the responder's [`Keeper`]
+//! (which requests beyond the expected PSN to keep, when a hole is reported in a SACK,
+//! what a probe gets) and the requester's [`SackTx`] (which PSNs a SACK makes it send
+//! again). The driver stores the kept packets and sends what these decide; the window,
+//! bitmaps and codecs are [`super::super::sel`]'s.
+
+use super::super::psn::Psn;
+use super::super::sel::{Arrival, PsnBits, Reordering, RxWindow, Sack};
+
+/// What to do with a request beyond the expected PSN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrive {
+    /// Keep it (or place its payload at once and keep its headers), then
+    /// [`Keeper::stored`] (or [`Keeper::store_failed`] if it does not fit).
+    Keep {
+        /// It is a probe: answer with every hole ([`Keeper::probe_answer`]).
+        answer_probe: bool,
+        /// A later retransmission overtook the repair of a reported hole: send this SACK
+        /// naming it again.
+        again: Option<Sack>,
+        /// It filled a hole reported too early (it is the original, not the repair).
+        spurious: bool,
+    },
+    /// Kept already.
+    Duplicate {
+        /// It is a probe: answer it.
+        answer_probe: bool,
+    },
+    /// Beyond what the QP may keep: dropped (the SACKs name it; it comes again).
+    Limit,
+}
+
+/// The selective responder: its receive window and when it reports holes.
+#[derive(Clone, Copy, Debug)]
+pub struct Keeper {
+    /// PSNs kept beyond the expected PSN.
+    pub rxw: RxWindow,
+    /// How many later PSNs must arrive before a hole is reported (the path's
+    /// reordering).
+    reorder: Reordering,
+    /// Packets were kept since the last SACK decision.
+    sack_due: bool,
+    /// A packet was dropped at the reassembly limit and the packets kept since have not
+    /// all been released: holes are reported at a batch's end only (a drop makes its PSN
+    /// a hole again, every later stored packet would name it again, and its
+    /// retransmission would meet the same full QP).
+    at_limit: bool,
+}
+
+impl Keeper {
+    /// A window from `base`; reordering thresholds up to `reorder_max`, lowered after
+    /// `decay` confirmed reports.
+    pub const fn new(base: Psn, reorder_max: u32, decay: u32) -> Self {
+        Keeper {
+            rxw: RxWindow::new(base),
+            reorder: Reordering::new(reorder_max, decay),
+            sack_due: false,
+            at_limit: false,
+        }
+    }
+
+    /// Everything kept was dropped; the window starts again at `base`.
+    pub fn restart(&mut self, base: Psn) {
+        self.rxw = RxWindow::new(base);
+    }
+
+    /// A request `psn` beyond the expected PSN arrived (`probe`, `retx`: its flags).
+    pub fn arrive(&mut self, psn: Psn, probe: bool, retx: bool) -> Arrive {
+        match self.rxw.arrive(psn) {
+            Arrival::Ahead => {
+                let spurious = self.filled(psn, retx);
+                self.sack_due = true;
+                let again = if !probe && retx && !self.at_limit {
+                    self.rxw.lost_again(psn)
+                } else {
+                    None
+                };
+                Arrive::Keep {
+                    answer_probe: probe,
+                    again,
+                    spurious,
+                }
+            }
+            Arrival::Duplicate => Arrive::Duplicate {
+                answer_probe: probe,
+            },
+            Arrival::Beyond | Arrival::Expected => {
+                self.at_limit = true;
+                Arrive::Limit
+            }
+        }
+    }
+
+    /// A request filled a hole (kept beyond the expected PSN, or the expected one). If
+    /// the hole was reported and this is the original packet, not the repair, the report
+    /// came too early: allow for more reordering. `true`: it was such a spurious report.
+    pub fn filled(&mut self, psn: Psn, retx: bool) -> bool {
+        if !psn.before(self.rxw.reported()) {
+            return false;
+        }
+        self.reorder.filled(retx);
+        !retx
+    }
+
+    /// The packet [`Keeper::arrive`] said to keep was stored: the SACK to send now, if a
+    /// hole is followed by enough later arrivals (each hole once). Waiting for the end
+    /// of a long receive batch would delay its repair by the rest of the batch.
+    pub fn stored(&mut self) -> Option<Sack> {
+        if self.at_limit {
+            None
+        } else {
+            self.settled()
+        }
+    }
+
+    /// The packet [`Keeper::arrive`] said to keep did not fit the limits: forgotten.
+    pub fn store_failed(&mut self, psn: Psn) {
+        self.rxw.forget(psn);
+        self.at_limit = true;
+    }
+
+    /// The holes followed by enough later arrivals, each hole once.
+    fn settled(&mut self) -> Option<Sack> {
+        let settled = self.rxw.high().sub(self.reorder.get().saturating_sub(1));
+        self.rxw.sack_settled(false, settled)
+    }
+
+    /// End of a receive batch (`nothing_kept`: no packet is kept any more): the SACK to
+    /// send for the holes that outlived the batch (a packet sent from another CPU can
+    /// overtake a few others; a lost one stays missing).
+    pub fn batch_end(&mut self, nothing_kept: bool) -> Option<Sack> {
+        if nothing_kept {
+            self.at_limit = false;
+        }
+        if !self.sack_due {
+            return None;
+        }
+        self.sack_due = false;
+        if self.at_limit {
+            // Every hole from the expected PSN: the retransmissions of PSNs dropped at
+            // the limit are dropped again until the first hole is filled, and each SACK
+            // naming only those would keep the requester from probing (its timer
+            // measures silence) while its repair of the first hole may have been lost.
+            return self.rxw.sack(true);
+        }
+        let s = self.settled();
+        if s.is_none() {
+            // Holes not yet settled are looked at again after the next batch.
+            self.sack_due = self.rxw.has_holes();
+        }
+        s
+    }
+
+    /// A probe's answer: every hole (`None`: there is none, send the ACK).
+    pub fn probe_answer(&mut self) -> Option<Sack> {
+        self.rxw.sack(true)
+    }
+}
+
+/// The selective requester's SACK rule.
+#[derive(Clone, Copy, Debug)]
+pub struct SackTx {
+    /// PSNs resent for an incremental SACK since the last full one (a full SACK, the
+    /// answer to a probe, does not resend them again at once: they are likely still on
+    /// their way).
+    resent: PsnBits<4>,
+}
+
+impl SackTx {
+    /// Nothing resent, from `comp`.
+    pub const fn new(comp: Psn) -> Self {
+        SackTx {
+            resent: PsnBits::new(comp),
+        }
+    }
+
+    /// A SACK arrived and its cumulative part moved the completer to `comp`.
+    pub fn begin(&mut self, comp: Psn) {
+        self.resent.advance_to(comp);
+    }
+
+    /// Whether the SACK (`full`: a probe's answer) makes PSN `p` go out again.
+    pub fn resend(&mut self, full: bool, p: Psn) -> bool {
+        if full {
+            !self.resent.get(p)
+        } else {
+            self.resent.set(p);
+            true
+        }
+    }
+
+    /// The SACK was handled: after a full one, the next probe's answer resends whatever
+    /// is still missing.
+    pub fn end(&mut self, full: bool, comp: Psn) {
+        if full {
+            self.resent = PsnBits::new(comp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::sel::REORDER;
+    use super::*;
+
+    #[test]
+    fn keeps_and_reports_settled_holes_once() {
+        let mut k = Keeper::new(Psn::new(10), 48, 8);
+        // 10 is missing; 11.. arrive. The hole is reported once enough later PSNs came.
+        let mut sacks = Vec::new();
+        for p in 11..20 {
+            match k.arrive(Psn::new(p), false, false) {
+                Arrive::Keep {
+                    answer_probe,
+                    again,
+                    spurious,
+                } => {
+                    assert!(!answer_probe && again.is_none() && !spurious);
+                }
+                a => panic!("{a:?}"),
+            }
+            if let Some(s) = k.stored() {
+                sacks.push((p, s));
+            }
+        }
+        assert_eq!(sacks.len(), 1, "{sacks:?}");
+        let (at, s) = sacks[0];
+        assert_eq!(at, 10 + REORDER);
+        assert_eq!(s.iter().collect::<Vec<_>>(), [Psn::new(10)]);
+        assert_eq!(
+            k.arrive(Psn::new(12), false, false),
+            Arrive::Duplicate {
+                answer_probe: false
+            }
+        );
+        // A probe gets every hole.
+        assert_eq!(k.probe_answer().map(|s| s.count()), Some(1));
+        // The original of the reported hole arrives after all: a spurious report.
+        assert!(k.filled(Psn::new(10), false));
+        assert!(!k.filled(Psn::new(10), true));
+    }
+
+    #[test]
+    fn at_the_limit_holes_wait_for_the_batch_end() {
+        let mut k = Keeper::new(Psn::new(0), 48, 8);
+        assert!(matches!(
+            k.arrive(Psn::new(5), false, false),
+            Arrive::Keep { .. }
+        ));
+        k.store_failed(Psn::new(5));
+        for p in 6..12 {
+            assert!(matches!(
+                k.arrive(Psn::new(p), false, false),
+                Arrive::Keep { .. }
+            ));
+            assert_eq!(k.stored(), None);
+        }
+        // The batch's end names every hole from the expected PSN, 5 included.
+        let s = k.batch_end(false).map(|s| s.iter().collect::<Vec<_>>());
+        assert_eq!(s, Some((0..6).map(Psn::new).collect::<Vec<_>>()));
+        assert_eq!(k.batch_end(false), None);
+        // Beyond the window: dropped.
+        assert_eq!(k.arrive(Psn::new(100_000), false, false), Arrive::Limit);
+    }
+
+    #[test]
+    fn sack_resends() {
+        let mut t = SackTx::new(Psn::new(0));
+        t.begin(Psn::new(0));
+        assert!(t.resend(false, Psn::new(3)));
+        assert!(t.resend(false, Psn::new(3)));
+        // A full SACK skips what an incremental one just resent.
+        assert!(!t.resend(true, Psn::new(3)));
+        assert!(t.resend(true, Psn::new(4)));
+        t.end(true, Psn::new(1));
+        assert!(t.resend(true, Psn::new(3)));
+    }
+}
