@@ -9,6 +9,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/env.sh"
+# (The kernel's lib.mk installs with rsync.)
+command -v rsync >/dev/null || { echo "ksft-install: rsync is needed (apt-get install rsync)" >&2; exit 1; }
 mkdir -p "$1"
 dest=$(cd "$1" && pwd)
 tree=$(mktemp -d /tmp/rrxe-ksft-tree.XXXXXX)
