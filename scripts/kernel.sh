@@ -1,14 +1,27 @@
 #!/usr/bin/env bash
-# Build (once) the test kernel: tinyconfig + .config.fragment, LLVM=-19, Rust enabled.
-# The build directory is cached outside the repository under a key made of the kernel
-# version, the fragment's hash and the toolchain versions; a changed fragment rebuilds.
+# Build (once) the test kernel: tinyconfig + the merged fragment, LLVM=-19, Rust enabled.
+# The merged fragment is .config.fragment (the guest's base, the bench's providers and
+# debugging aids) followed by selftests/config (every option the selftests need, the
+# kselftest target's own config), so the test kernel cannot drift from what the tests ask
+# for. The build directory is cached outside the repository under a key made of the
+# kernel version, the merged fragment's hash and the toolchain versions; a changed
+# fragment rebuilds.
 # Prints the build directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"
 
+# merged: the fragment the kernel is configured with (base, then the selftests' config).
+merged() { cat "$here/.config.fragment" "$here/selftests/config"; }
+# An option in both would make one of them silently lose: refuse it.
+dup=$(merged | sed -n -e 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' -e 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set/\1/p' | sort | uniq -d)
+if [ -n "$dup" ]; then
+	echo "kernel: set in both .config.fragment and selftests/config:" $dup >&2
+	exit 1
+fi
+
 kver=$(sed -n -e 's/^VERSION = //p' -e 's/^PATCHLEVEL = //p' -e 's/^SUBLEVEL = //p' "$KSRC/Makefile" | paste -sd.)
-key=$( { cat "$here/.config.fragment"; rustc --version; "$RRXE_BINDGEN" --version; clang$LLVM_SUFFIX --version | head -1; } | sha256sum | cut -c1-12)
+key=$( { merged; rustc --version; "$RRXE_BINDGEN" --version; clang$LLVM_SUFFIX --version | head -1; } | sha256sum | cut -c1-12)
 KB=$RRXE_CACHE/kbuild-$kver-$key
 
 # RRXE_KDIR pins an existing build (development only).
@@ -29,15 +42,16 @@ rm -rf "$KB"
 mkdir -p "$KB"
 {
 	mk tinyconfig
-	"$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KB" "$KB/.config" "$here/.config.fragment"
+	merged >"$KB/rrxe.config"
+	"$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KB" "$KB/.config" "$KB/rrxe.config"
 	mk olddefconfig
 } >"$KB/config.log" 2>&1 || { tail -30 "$KB/config.log" >&2; exit 1; }
 
 # Kconfig silently drops options whose dependencies are missing; the ones we cannot live
-# without are checked here so the failure is explicit.
-for opt in RUST INFINIBAND INFINIBAND_USER_ACCESS RDMA_RXE RDMA_SIW NET_UDP_TUNNEL VETH \
-	NET_SCH_NETEM NET_SCH_PRIO NET_CLS_U32 NET_SCH_INGRESS NET_CLS_MATCHALL NET_ACT_GACT \
-	GACT_PROB NET_9P_VIRTIO 9P_FS MODULE_UNLOAD IPV6 NET_NS; do
+# without (every option selftests/config turns on, and the bench's) are checked here so
+# the failure is explicit.
+for opt in $(sed -n 's/^CONFIG_\([A-Za-z0-9_]*\)=[ym]$/\1/p' "$here/selftests/config") \
+	RDMA_RXE RDMA_SIW NET_CLS_MATCHALL NET_9P_VIRTIO 9P_FS; do
 	if ! grep -Eq "^CONFIG_${opt}=(y|m)" "$KB/.config"; then
 		echo "kernel: CONFIG_$opt did not survive configuration (see $KB/config.log)." >&2
 		[ "$opt" = RUST ] && echo "kernel: run 'make LLVM=$LLVM_SUFFIX rustavailable' in $KSRC to see why." >&2

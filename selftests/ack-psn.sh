@@ -10,15 +10,13 @@
 # sends; selftests/tools/ack_psn.py then checks that no plain ACK names the PSN of a READ
 # response or atomic response on the same QP.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 4
+ktap_print_header
+rrxe_require exclusive verify tcpdump python3 mod:sch_netem
+ktap_set_plan 4
 hosts_up
-devs_down
-modprobe -r rrxe 2>/dev/null
-modprobe rrxe selective=0 || echo "# modprobe rrxe selective=0 failed"
+rrxe_load selective=0 || ktap_print_msg "modprobe rrxe selective=0 failed"
 devs_up
-modprobe sch_netem
-cap=/tmp/ack-psn.pcap
+cap=$TMPD/ack-psn.pcap
 # (Not through in1: $! must be tcpdump itself, or kill leaves it holding our stdout.)
 ip netns exec $NS1 tcpdump -Z root -U -i vb -w $cap -s 64 udp port 4791 >/dev/null 2>&1 &
 dump=$!
@@ -36,7 +34,4 @@ kill $dump
 wait $dump
 ktap_check "no plain ACK carries a response's PSN or one behind a response sent before it" \
 	bash -c "python3 tools/ack_psn.py $cap $IP1 | sed 's/^/# /'; exit \${PIPESTATUS[0]}"
-rm -f $cap
-devs_down
-modprobe -r rrxe
 ktap_finished

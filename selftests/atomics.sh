@@ -3,8 +3,9 @@
 # RC atomics: fetch-and-add and compare-and-swap with every returned original value and the
 # final remote word checked (rrxe-verify), and stock ib_atomic_bw/ib_atomic_lat.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 6
+ktap_print_header
+rrxe_require verify ib_atomic_bw ib_atomic_lat
+ktap_set_plan 6
 hosts_up
 devs_up
 ktap_check "FETCH_ADD x500 then CMP_SWAP x500, 1 outstanding, values checked" \
@@ -14,7 +15,7 @@ ktap_check "atomics over the IPv6 GID" verify -o atomic -n 200 -k 4 -g 2
 pt() {
 	pair 18515 120 "$@" -d rrxe1 -F -- "$@" -d rrxe0 -F || return 1
 	local res
-	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' /tmp/pair.cli)
+	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' $TMPD/pair.cli)
 	[ -n "$res" ] && echo "# $*: $res"
 }
 ktap_check "ib_atomic_bw (FETCH_ADD)" pt ib_atomic_bw -x 1 -n 1000

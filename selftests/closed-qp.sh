@@ -11,25 +11,26 @@
 # for a QPN never used. A new QP does not get the destroyed one's number (QPNs are
 # handed out cyclically), so the record is not hidden by a new connection.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 6
+ktap_print_header
+rrxe_require ibv_rc_pingpong python3 ss
+ktap_set_plan 6
 hosts_up
 devs_up
-# pingpong <port>: one clean ibv_rc_pingpong -n 1 (client output in /tmp/cq.cli); sets
+# pingpong <port>: one clean ibv_rc_pingpong -n 1 (client output in $TMPD/cq.cli); sets
 # c and s to the client's and the server's exit codes.
 pingpong() {
-	in1 timeout 60 ibv_rc_pingpong -d rrxe1 -g 1 -n 1 -s 4096 -p "$1" >/tmp/cq.srv 2>&1 &
+	in1 timeout 60 ibv_rc_pingpong -d rrxe1 -g 1 -n 1 -s 4096 -p "$1" >$TMPD/cq.srv 2>&1 &
 	local srv=$!
 	wait_for "in1 ss -ltn | grep -q ':$1 '" 30
-	in0 timeout 60 ibv_rc_pingpong -d rrxe0 -g 1 -n 1 -s 4096 -p "$1" "$IP1" >/tmp/cq.cli 2>&1
+	in0 timeout 60 ibv_rc_pingpong -d rrxe0 -g 1 -n 1 -s 4096 -p "$1" "$IP1" >$TMPD/cq.cli 2>&1
 	c=$?
 	wait $srv
 	s=$?
 }
-server_qpn() { awk -F'QPN ' '/remote address/ { split($2, a, ","); print a[1] }' /tmp/cq.cli; }
+server_qpn() { awk -F'QPN ' '/remote address/ { split($2, a, ","); print a[1] }' $TMPD/cq.cli; }
 pingpong 18520
 # "local address:  LID 0x0000, QPN 0x000011, PSN 0x12ab34, GID ..." and "remote address: ..."
-psn=$(awk -F'PSN ' '/local address/ { split($2, a, /[,:]/); print a[1] }' /tmp/cq.cli)
+psn=$(awk -F'PSN ' '/local address/ { split($2, a, /[,:]/); print a[1] }' $TMPD/cq.cli)
 qpn=$(server_qpn)
 ktap_check "ibv_rc_pingpong -n 1 finished on both sides (server QPN $qpn, client PSN $psn)" \
 	bash -c "[ $c -eq 0 ] && [ $s -eq 0 ] && [ -n '$qpn' ] && [ -n '$psn' ]"

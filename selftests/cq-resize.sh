@@ -4,14 +4,15 @@
 # order with the ones that arrive after it; a resize below the pending count is refused
 # and loses nothing (rrxe-verify -o resize, two QPs of one device).
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 2
+ktap_print_header
+rrxe_require verify
+ktap_set_plan 2
 hosts_up
 devs_up
 rs() {
-	ip netns exec $NS0 "$VERIFY" -d rrxe0 -o resize "$@" >/tmp/rs.out 2>&1
+	ip netns exec $NS0 "$VERIFY" -d rrxe0 -o resize "$@" >$TMPD/rs.out 2>&1
 	local r=$?
-	sed 's/^/# /' /tmp/rs.out
+	sed 's/^/# /' $TMPD/rs.out
 	return $r
 }
 ktap_check "grow with 6 pending, 16 in order, shrink below pending refused (IPv4 GID)" rs

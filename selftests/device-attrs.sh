@@ -3,12 +3,13 @@
 # rdma link add creates a device that stock rdma-core binds (rxe provider, ABI 2) and that
 # reports honest, rxe-compatible attributes: Ethernet link layer, port ACTIVE, MTUs.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 16
+ktap_print_header
+rrxe_require ibv_devices
+ktap_set_plan 16
 hosts_up
 ktap_check "rdma link add rrxe0 (ns0/va) and rrxe1 (ns1/vb)" devs_up
 ktap_check "rdma link show (in ns0) lists rrxe0 on va" \
-	bash -c "ip netns exec ns0 rdma link show rrxe0/1 | grep -q 'netdev va'"
+	bash -c "ip netns exec $NS0 rdma link show rrxe0/1 | grep -q 'netdev va'"
 list=$(ibv_devices 2>&1)
 ktap_check "ibv_devices lists both devices" \
 	bash -c "grep -qw rrxe0 <<<'$list' && grep -qw rrxe1 <<<'$list'"

@@ -5,22 +5,24 @@
 # each other) and logs one KTAP line per case; each becomes a case here. Its load fails
 # unless every case passed, and the device must carry traffic afterwards.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 9
+ktap_print_header
+rrxe_require verify insmod
+ko=ktest/rrxe_ktest.ko
+[ -f $ko ] || rrxe_skip "$ko not built (make -C selftests with KDIR set to the running kernel's build tree)"
+ktap_set_plan 9
 hosts_up
 devs_up
-ko=ktest/rrxe_ktest.ko
-dmesg -C
+dmesg_mark
 insmod $ko dev=rrxe0
 rc=$?
-dmesg | sed -n 's/.*rrxe_ktest: //p' >/tmp/kt.log
-grep '^#' /tmp/kt.log
+dmesg_since | sed -n 's/.*rrxe_ktest: //p' >$TMPD/kt.log
+grep '^#' $TMPD/kt.log
 for i in 1 2 3 4 5 6 7; do
-	line=$(grep -E "^(not )?ok $i " /tmp/kt.log)
+	line=$(grep -E "^(not )?ok $i " $TMPD/kt.log)
 	name=${line#* $i }
 	case $line in
-	ok*) ktap_pass "$name" ;;
-	*) ktap_fail "${name:-case $i of rrxe_ktest: no result}" ;;
+	ok*) ktap_test_pass "$name" ;;
+	*) ktap_test_fail "${name:-case $i of rrxe_ktest: no result}" ;;
 	esac
 done
 ktap_eq "rrxe_ktest loads only when all its cases pass (exit code)" 0 "$rc"

@@ -3,15 +3,16 @@
 # Device lifetime: rdma link delete, netdev removal and module unload each remove the
 # devices; rdma link add autoloads the module through its alias.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 9
+ktap_print_header
+rrxe_require exclusive
+ktap_set_plan 9
 hosts_up
 devs_up
 rdma link delete rrxe0
 ktap_check "rdma link delete removes rrxe0" bash -c "! ls /sys/class/infiniband | grep -qx rrxe0"
 ktap_check "... and leaves rrxe1" test -e /sys/class/infiniband/rrxe1
 ktap_check "a device can be re-created after delete" in0 rdma link add rrxe0 type rrxe netdev va
-ip -n ns0 link del va
+ip -n $NS0 link del va
 ktap_check "deleting the veth pair removes both devices" \
 	wait_for "[ -z \"\$(ls /sys/class/infiniband)\" ]"
 hosts_down

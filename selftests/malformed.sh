@@ -4,19 +4,20 @@
 # is about the parser): every kind is dropped and counted, nothing crashes or WARNs (the
 # bench scans dmesg), and an RC QP exchanging data alongside keeps working.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 8
+ktap_print_header
+rrxe_require exclusive ibv_rc_pingpong python3 ss
+ktap_set_plan 8
 hosts_up
 devs_up
 ktap_check "rdma statistic shows rrxe counters" bash -c "rdma statistic show link rrxe0/1 | grep -q rx_packets"
-timeout 120 ip netns exec ns1 ibv_rc_pingpong -d rrxe1 -g 1 -c -n 3000 -s 4096 >/tmp/mf.srv 2>&1 &
+timeout 120 ip netns exec $NS1 ibv_rc_pingpong -d rrxe1 -g 1 -c -n 3000 -s 4096 >$TMPD/mf.srv 2>&1 &
 srv=$!
-wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
-timeout 120 ip netns exec ns0 ibv_rc_pingpong -d rrxe0 -g 1 -c -n 3000 -s 4096 "$IP1" >/tmp/mf.cli 2>&1 &
+wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
+timeout 120 ip netns exec $NS0 ibv_rc_pingpong -d rrxe0 -g 1 -c -n 3000 -s 4096 "$IP1" >$TMPD/mf.cli 2>&1 &
 cli=$!
 declare -A before
 for c in drop_icrc drop_qpn drop_opcode drop_malformed; do before[$c]=$(counter rrxe0 $c); done
-inject() { ip netns exec ns1 python3 tools/inject.py "$IP1" "$IP0" "$1" 50; }
+inject() { ip netns exec $NS1 python3 tools/inject.py "$IP1" "$IP0" "$1" 50; }
 inject bad_icrc
 inject unknown_qpn
 inject unknown_opcode
@@ -35,7 +36,7 @@ c=$?
 wait $srv
 s=$?
 ktap_check "the RC QP alongside completed its 3000 exchanges" \
-	bash -c "[ $c -eq 0 ] && [ $s -eq 0 ] && grep -q '3000 iters' /tmp/mf.cli"
+	bash -c "[ $c -eq 0 ] && [ $s -eq 0 ] && grep -q '3000 iters' $TMPD/mf.cli"
 ktap_check "rrxe0 is still ACTIVE" bash -c "[ \"\$(ibv_devinfo -d rrxe0 | awk '/state:/ {print \$2; exit}')\" = PORT_ACTIVE ]"
 ktap_check "the module unloads cleanly afterwards" bash -c "rdma link delete rrxe0 && rdma link delete rrxe1 && modprobe -r rrxe"
 modprobe rrxe

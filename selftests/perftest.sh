@@ -4,26 +4,27 @@
 # IPv4 GID, and WRITE bandwidth with 4 QPs and over the IPv6 GID. Each run must finish with
 # a result line; bandwidth numbers are reported, never asserted (see make bench).
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 9
+ktap_print_header
+rrxe_require ib_write_bw ib_send_bw ib_read_bw ib_write_lat ib_send_lat ib_read_lat ss
+ktap_set_plan 9
 hosts_up
 devs_up
 pt() { # pt <tool> <args...>: server in ns1, client in ns0
 	local tool=$1
 	shift
-	timeout 120 ip netns exec ns1 "$tool" -d rrxe1 -F "$@" >/tmp/pt.srv 2>&1 &
+	timeout 120 ip netns exec $NS1 "$tool" -d rrxe1 -F "$@" >$TMPD/pt.srv 2>&1 &
 	local srv=$!
-	wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
-	timeout 120 ip netns exec ns0 "$tool" -d rrxe0 -F "$@" "$IP1" >/tmp/pt.cli 2>&1
+	wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
+	timeout 120 ip netns exec $NS0 "$tool" -d rrxe0 -F "$@" "$IP1" >$TMPD/pt.cli 2>&1
 	local c=$?
 	wait $srv
 	local s=$?
 	local res
-	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' /tmp/pt.cli)
+	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' $TMPD/pt.cli)
 	if [ $c -ne 0 ] || [ $s -ne 0 ] || [ -z "$res" ]; then
 		echo "# $tool client rc=$c server rc=$s"
-		sed 's/^/# cli: /' /tmp/pt.cli | tail -6
-		sed 's/^/# srv: /' /tmp/pt.srv | tail -4
+		sed 's/^/# cli: /' $TMPD/pt.cli | tail -6
+		sed 's/^/# srv: /' $TMPD/pt.srv | tail -4
 		for d in rrxe0 rrxe1; do
 			echo "# $d: $(rdma statistic show link $d/1 | tr ' ' '\n' | paste -sd' ' | tr -s ' ')"
 		done

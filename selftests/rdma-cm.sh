@@ -5,11 +5,11 @@
 # data. rping -V verifies every ping, ucmatose exchanges messages on several connections,
 # perftest connects with -R.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 8
+ktap_print_header
+rrxe_require rping ucmatose ib_write_bw ib_send_bw ib_read_bw mod:rdma_ucm
+ktap_set_plan 8
 hosts_up
 devs_up
-modprobe rdma_ucm
 cm() { PAIR_NOADDR=1 pair 0 60 "$@"; }
 ktap_check "rping -V, 50 verified pings of 4 KiB (IPv4)" \
 	cm rping -s -a $IP1 -V -C 50 -S 4096 -- rping -c -a $IP1 -V -C 50 -S 4096
@@ -20,7 +20,7 @@ ktap_check "ucmatose, 4 connections, 50 messages each" \
 pt() {
 	pair 0 60 "$@" -d rrxe1 -R -F -- "$@" -d rrxe0 -R -F || return 1
 	local res
-	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' /tmp/pair.cli)
+	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' $TMPD/pair.cli)
 	[ -n "$res" ] && echo "# $*: $res"
 }
 ktap_check "ib_write_bw -R (rdma_cm)" pt ib_write_bw -s 65536 -n 200

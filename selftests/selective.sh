@@ -7,11 +7,11 @@
 # drops (and counts) what does not fit and still recovers; with the module parameter
 # selective=0 the same loss is recovered by plain go-back-N.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 17
+ktap_print_header
+rrxe_require exclusive verify mod:sch_netem
+ktap_set_plan 17
 hosts_up
 devs_up
-modprobe sch_netem
 
 # sum <counter>: the counter over both devices.
 sum() { echo $(( $(counter rrxe0 "$1") + $(counter rrxe1 "$1") )); }
@@ -35,7 +35,7 @@ verify_lossy() {
 	return $r
 }
 # reload <parameters...>: the module again with these parameters, and both devices.
-reload() { devs_down; rmmod rrxe && modprobe rrxe "$@" && devs_up; }
+reload() { devs_down; rrxe_load "$@" && devs_up; }
 
 ktap_check "WRITE+READ on a clean link" verify -o write -s 65536 -n 20 -k 4
 ktap_eq "rrxe0 (requester) negotiated selective retransmission" 1 \

@@ -6,16 +6,16 @@
 # draining, and the SENDs not started (posted before or in SQD) run in order once the
 # QP is back in RTS; also with packets lost while draining.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 5
+ktap_print_header
+rrxe_require verify mod:sch_netem
+ktap_set_plan 5
 hosts_up
 devs_up
-modprobe sch_netem
 sqd() {
-	ip netns exec $NS0 "$VERIFY" -d rrxe0 -o sqd "$@" >/tmp/sqd.out 2>&1
+	ip netns exec $NS0 "$VERIFY" -d rrxe0 -o sqd "$@" >$TMPD/sqd.out 2>&1
 	local r=$?
-	sed 's/^/# /' /tmp/sqd.out
-	[ $r -eq 0 ] && grep -q "op=sqd .* ok" /tmp/sqd.out
+	sed 's/^/# /' $TMPD/sqd.out
+	[ $r -eq 0 ] && grep -q "op=sqd .* ok" $TMPD/sqd.out
 }
 ktap_check "8 SENDs of 64 KiB: started ones drain, SQ_DRAINED, the rest wait for RTS" sqd -k 8 -s 65536
 ktap_check "16 SENDs of 4 KiB over the IPv6 GID" sqd -k 16 -s 4096 -g 2

@@ -8,15 +8,11 @@
 # that one READ response) and nothing else beyond what probes asked for, and the loss
 # nothing follows (the last message's) found by the tail-loss probe.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 4
+ktap_print_header
+rrxe_require verify ss mod:sch_netem mod:sch_prio mod:cls_u32 mod:sch_ingress mod:act_gact
+ktap_set_plan 4
 hosts_up
 devs_up
-modprobe sch_netem && modprobe sch_prio && modprobe cls_u32 || {
-	ktap_diag "no sch_prio/cls_u32 in this kernel"
-	while [ "$KTAP_N" -lt "$KTAP_PLANNED" ]; do ktap_skip "targeted loss"; done
-	exit 0
-}
 
 sum() { echo $(( $(counter rrxe0 "$1") + $(counter rrxe1 "$1") )); }
 # target <in0|in1> <dev> <opcode>: drop every original packet with this BTH opcode that
@@ -44,7 +40,7 @@ untarget() { $1 tc qdisc del dev "$2" root 2>/dev/null; return 0; }
 verify2() {
 	local k=${*: -1}
 	pair 18516 120 "$VERIFY" -d rrxe1 "$@" -k $((2 * k)) -- "$VERIFY" -d rrxe0 "$@" || return 1
-	echo "# $(tail -1 /tmp/pair.cli)"
+	echo "# $(tail -1 $TMPD/pair.cli)"
 }
 
 C="retx_packets rd_rereq tlp_sent retransmits timeouts sack_spurious rnr_nak_sent tx_errors"

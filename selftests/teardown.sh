@@ -6,22 +6,28 @@
 # command returns promptly, the kernel reports nothing (the bench scans dmesg for WARN,
 # BUG and oops) and a new device moves verified data afterwards.
 cd "$(dirname "$0")" && . lib/ktap.sh
-ktap_header
-ktap_plan 10
+ktap_print_header
+rrxe_require exclusive verify ib_write_bw ss
+ktap_set_plan 10
 hosts_up
 devs_up
 # A long WRITE stream between the hosts, in the background; prints nothing.
+# (ip netns exec executes the tool itself: $! is the tool's PID, in STREAM.)
 stream() {
 	ip netns exec $NS1 ib_write_bw -d rrxe1 -x 1 -F -s 65536 -D 15 >/dev/null 2>&1 &
+	STREAM=$!
 	wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
 	ip netns exec $NS0 ib_write_bw -d rrxe0 -x 1 -F -s 65536 -D 15 $IP1 >/dev/null 2>&1 &
+	STREAM="$STREAM $!"
 	sleep 3	# well into the transfer
 }
-tools_gone() { wait_for "! pgrep -x ib_write_bw" "${1:-20}"; }
+# Only this script's tools: never another ib_write_bw on the host.
+kill_stream() { kill -9 $STREAM 2>/dev/null; }
+tools_gone() { wait_for "! kill -0 $STREAM" "${1:-20}"; }
 works() { verify -o write -s 65536 -n 20 -k 4; }
 
 stream
-pkill -9 -x ib_write_bw
+kill_stream
 ktap_check "killing both ends mid-transfer: the processes exit" tools_gone
 ktap_check "... and new traffic is verified" works
 
@@ -36,7 +42,7 @@ ip -n $NS1 link del vb
 ktap_check "deleting the net device under traffic removes both rrxe devices" \
 	wait_for "[ -z \"\$(ls /sys/class/infiniband)\" ]" 30
 # The tools' own TCP connection died with the link: they wait on it forever unless killed.
-pkill -9 -x ib_write_bw
+kill_stream
 ktap_check "... and the tools exit when killed (nothing stuck in the driver)" tools_gone 20
 hosts_down
 hosts_up
@@ -44,7 +50,7 @@ devs_up
 
 stream
 ktap_check "rmmod rrxe under traffic returns within 30 s" timeout 30 modprobe -r rrxe
-pkill -9 -x ib_write_bw
+kill_stream
 tools_gone 30
 # If the module was still in use, it must unload now that its users are gone.
 grep -q '^rrxe ' /proc/modules && modprobe -r rrxe

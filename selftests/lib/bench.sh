@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Host side of the rrxe test bench: boots the cached test kernel under QEMU with the host's
 # root file system (read-only, 9p) and runs a job in the guest (selftests/lib/init.sh).
-#   bench.sh check   run every selftests/*.sh; last line "N passed, N failed, N skipped"
+#   bench.sh check   run every selftests/*.sh as an installed kselftest target
+#                    (lib/ksft-install.sh, then the kernel's run_kselftest.sh in the
+#                    guest; RRXE_RUNNER=make: `make -C selftests run_tests` instead);
+#                    last line "N passed, N failed, N skipped"
 #   bench.sh demo    create two devices and show them (make run)
 #   bench.sh capture record rdma_rxe packets (RRXE_PROVIDER=rxe RRXE_KEEP_OUT=dir)
 #   bench.sh ab      two rrxe modules in one boot, loaded in turn (scripts/ab.sh)
@@ -109,9 +112,21 @@ if [ "$mode" = interop ]; then
 	exit $?
 fi
 
+if [ "$mode" = check ] && [ "${RRXE_RUNNER:-}" != make ]; then
+	# The guest runs the installed target from the results share (/tmp/out/kselftest).
+	echo "bench: installing the selftests with kselftest_install.sh" >&2
+	if ! KDIR=$KB LLVM=$LLVM_SUFFIX bash "$here/selftests/lib/ksft-install.sh" "$out/kselftest" \
+		>"$out/ksft-install.log" 2>&1; then
+		tail -20 "$out/ksft-install.log" >&2
+		echo "bench: FAIL: kselftest_install.sh failed" >&2
+		echo "0 passed, 1 failed, 0 skipped"
+		exit 1
+	fi
+fi
+
 echo "bench: booting $KB ($accel, $cpus vCPUs, $mem) for '$mode'" >&2
 start=$(date +%s)
-qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} ${RRXE_AB:+"RRXE_AB=$RRXE_AB"} ${RRXE_AB_ROUNDS:+"RRXE_AB_ROUNDS=$RRXE_AB_ROUNDS"} ${RRXE_AB_LOSS:+"RRXE_AB_LOSS=$RRXE_AB_LOSS"} </dev/null 2>&1 | tee "$out/console.log" |
+qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_RUNNER:+"RRXE_RUNNER=$RRXE_RUNNER"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} ${RRXE_AB:+"RRXE_AB=$RRXE_AB"} ${RRXE_AB_ROUNDS:+"RRXE_AB_ROUNDS=$RRXE_AB_ROUNDS"} ${RRXE_AB_LOSS:+"RRXE_AB_LOSS=$RRXE_AB_LOSS"} </dev/null 2>&1 | tee "$out/console.log" |
 	sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/\r$//' | grep --line-buffered -v -E '^\s*$'
 qrc=${PIPESTATUS[0]}
 took=$(($(date +%s) - start))
@@ -139,11 +154,14 @@ fi
 
 if [ "$mode" = check ]; then
 	[ -f "$out/results.tap" ] && cp "$out/results.tap" "${RRXE_RESULTS:-/tmp/rrxe-results.tap}"
+	# kselftest's runner prefixes each script's own KTAP with "# ": its cases are the
+	# "# ok N" and "# not ok N" lines, then comes the script's line "ok N selftests: ...".
 	counts=$(awk '
-		/^  (not )?ok / { if ($0 ~ /# SKIP/) s++; else if ($1 == "not") { f++; sf++ } else p++; next }
+		/^# (not )?ok [0-9]+ / { n++; if ($0 ~ /# SKIP/) s++; else if ($2 == "not") { f++; sf++ } else p++; next }
 		/^(not )?ok [0-9]+ selftests:/ {
-			if ($1 == "not" && sf == 0) f++;   # script failed without a failing case (timeout, crash)
-			sf = 0; next }
+			if ($1 == "not" && sf == 0) f++;	# failed without a failing case (timeout, crash)
+			else if ($1 == "ok" && n == 0 && $0 ~ /# SKIP/) s++;	# skipped as a whole
+			sf = 0; n = 0; next }
 		END { printf "%d %d %d\n", p, f, s }' "$out/results.tap" 2>/dev/null || echo "0 0 0")
 	read -r pass fail skip <<<"$counts"
 	[ "$problems" = 0 ] || fail=$((fail + 1))

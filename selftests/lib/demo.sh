@@ -21,9 +21,9 @@ for i in 0 1 2 3; do
 	if [ -n "$t" ]; then echo "  gid[$i] $g ($t)"; fi
 done
 echo "=== ib_write_bw 64 KiB between rrxe0 (ns0) and rrxe1 (ns1), IPv4 GID"
-ip netns exec ns1 ib_write_bw -d rrxe1 -x 1 -F -s 65536 -n 2000 >/tmp/bw.srv 2>&1 &
+ip netns exec $NS1 ib_write_bw -d rrxe1 -x 1 -F -s 65536 -n 2000 >/tmp/bw.srv 2>&1 &
 srv=$!
-wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
-ip netns exec ns0 ib_write_bw -d rrxe0 -x 1 -F -s 65536 -n 2000 "$IP1" || { echo "demo: ib_write_bw failed"; exit 1; }
+wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
+ip netns exec $NS0 ib_write_bw -d rrxe0 -x 1 -F -s 65536 -n 2000 "$IP1" || { echo "demo: ib_write_bw failed"; exit 1; }
 wait $srv || { echo "demo: ib_write_bw server failed"; exit 1; }
 echo "demo: OK"

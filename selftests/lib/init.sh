@@ -11,6 +11,12 @@ export HOME=/root LANG=C LC_ALL=C
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# (devtmpfs has no /dev/fd or /dev/std*: udev makes them on a normal system, and
+# kselftest's runner writes each test's output to /dev/stdout.)
+ln -sfn /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
@@ -66,7 +72,21 @@ hostname rrxe-vm 2>/dev/null
 cd "$RRXE_REPO" || { echo "init: cannot enter $RRXE_REPO"; poweroff_now; }
 rc=0
 case "$RRXE_MODE" in
-check) bash selftests/lib/runner.sh >/tmp/out/results.tap; rc=$? ;;
+check)
+	# The selftests, installed by the host (lib/ksft-install.sh) and run by the kernel's
+	# run_kselftest.sh, or with RRXE_RUNNER=make by `make run_tests` in the repository.
+	# RRXE_TESTS (globs, comma-separated) selects scripts; RRXE_TEST_TIMEOUT overrides
+	# the timeout of ./settings.
+	sel=$(cd selftests && for g in ${RRXE_TESTS//,/ }; do ls -d $g; done)
+	if [ "${RRXE_RUNNER:-}" = make ]; then
+		make -s -C selftests run_tests ${sel:+TEST_PROGS="$(echo $sel)"}
+	else
+		args=()
+		for t in $sel; do args+=(-t "rrxe:$t"); done
+		[ -n "${RRXE_TEST_TIMEOUT:-}" ] && args+=(-o "$RRXE_TEST_TIMEOUT")
+		/tmp/out/kselftest/run_kselftest.sh "${args[@]}"
+	fi 2>&1 | tee /tmp/out/results.tap
+	rc=${PIPESTATUS[0]} ;;
 demo) bash selftests/lib/demo.sh; rc=$? ;;
 capture) bash selftests/lib/capture-rxe.sh; rc=$? ;;
 perf) bash selftests/lib/perf.sh; rc=$? ;;

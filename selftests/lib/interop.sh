@@ -23,10 +23,10 @@ wait_for "grep -q ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/*" 20
 # The IPv4-mapped RoCEv2 GID's index (the table order differs between providers).
 gid=$(grep -l ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/* | head -1 | xargs basename)
 
-ktap_header
+ktap_print_header
 steps=18
 [ "$role" = a ] && steps=19
-ktap_plan $steps
+ktap_set_plan $steps
 # step <name> <server role> <server cmd...> -- <client cmd...>: both commands get
 # "-p <port>", a TCP (or rdma_cm) port of this step's own, and the client gets the peer's
 # address appended. The client is retried while the server is not listening yet (a fast
@@ -62,10 +62,10 @@ step() {
 		done
 	fi
 	if [ $rc = 0 ]; then
-		ktap_pass "$name ($side)"
+		ktap_test_pass "$name ($side)"
 	else
 		tail -4 /tmp/step.out | sed 's/^/# /'
-		ktap_fail "$name ($side) rc=$rc"
+		ktap_test_fail "$name ($side) rc=$rc"
 	fi
 	sleep 1
 }
@@ -101,7 +101,7 @@ done
 tc qdisc del dev "$nic" root
 if [ "$role" = a ]; then
 	neg=$(counter $dev sel_negotiated) fb=$(counter $dev sel_fallback) kept=$(counter $dev ooo_kept)
-	ktap_diag "rrxe towards rdma_rxe: negotiated $neg, fell back $fb, kept out of order $kept"
+	ktap_print_msg "rrxe towards rdma_rxe: negotiated $neg, fell back $fb, kept out of order $kept"
 	ktap_eq "rrxe fell back to go-back-N with rdma_rxe (nothing negotiated, nothing kept)" \
 		"0 yes 0" "$neg $([ "$fb" -gt 0 ] && echo yes) $kept"
 fi

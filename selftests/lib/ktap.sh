@@ -1,66 +1,152 @@
 # SPDX-License-Identifier: GPL-2.0
-# Helpers for rrxe selftests: KTAP output and the two-host bench (network namespaces
-# ns0/ns1 joined by the veth pair va/vb). Source it from a test script.
+# Helpers for rrxe selftests; a test script sources it after entering its own directory:
+#     cd "$(dirname "$0")" && . lib/ktap.sh
+#
+# KTAP output comes from the kernel's own kselftest/ktap_helpers.sh (ktap_print_header,
+# ktap_set_plan, ktap_test_pass, ktap_finished, ...). It is taken from KSFT_DIR if set,
+# else from the kselftest directory next to this target (an installed kselftest tree,
+# or tools/testing/selftests when the target is built inside a kernel tree), else from
+# a kernel source tree; lib/ktap_helpers.sh, a minimal compatible stand-in, is used only
+# when there is none.
+#
+# The two hosts: two network namespaces of the script's own joined by a veth pair, one
+# rrxe device on each. The script checks what it needs first (rrxe_require: a skip, exit
+# 4, if something is missing), then creates them (hosts_up, devs_up); the EXIT trap
+# rrxe_require sets removes them again with anything the script left running, whether
+# it passed, failed or was stopped by the runner's timeout, and reloads rrxe if the
+# script changed its parameters. Nothing depends on the VM bench.
 
-KTAP_N=0
-KTAP_FAIL=0
-KTAP_PLANNED=0
+rrxe_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)	# logical: may be a symlink
 
-ktap_header() { echo "TAP version 13"; }	# kselftest dialect of KTAP
-ktap_plan() { KTAP_PLANNED=$1; echo "1..$1"; }
-ktap_pass() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $*"; }
-ktap_fail() { KTAP_N=$((KTAP_N + 1)); KTAP_FAIL=$((KTAP_FAIL + 1)); echo "not ok $KTAP_N $*"; }
-ktap_skip() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $* # SKIP"; }
-ktap_diag() { echo "# $*"; }
+. "$rrxe_dir/lib/ksft.sh"
+KSFT_HELPERS=$(ksft_find ktap_helpers.sh) || KSFT_HELPERS=$rrxe_dir/lib/ktap_helpers.sh
+. "$KSFT_HELPERS"
+
 # ktap_check "description" command...: passes when the command exits 0.
 ktap_check() {
 	local desc=$1
 	shift
-	if "$@"; then ktap_pass "$desc"; else ktap_fail "$desc"; fi
+	if "$@"; then ktap_test_pass "$desc"; else ktap_test_fail "$desc"; fi
 }
 # ktap_eq "description" expected actual
 ktap_eq() {
 	if [ "$2" = "$3" ]; then
-		ktap_pass "$1"
+		ktap_test_pass "$1"
 	else
-		ktap_diag "expected '$2', got '$3'"
-		ktap_fail "$1"
+		ktap_print_msg "expected '$2', got '$3'"
+		ktap_test_fail "$1"
 	fi
 }
-ktap_finished() {
-	while [ "$KTAP_N" -lt "$KTAP_PLANNED" ]; do ktap_fail "test did not run (script ended early)"; done
-	[ "$KTAP_FAIL" -eq 0 ]
-	exit $?
+# ktap_skip_rest "reason": every planned case not run yet is skipped.
+ktap_skip_rest() {
+	while [ $((KTAP_TESTNO - 1)) -lt "$KSFT_NUM_TESTS" ]; do ktap_test_skip "$1"; done
+}
+# rrxe_skip "reason": the whole script is skipped (call after ktap_print_header, before
+# ktap_set_plan); exits with kselftest's skip code.
+rrxe_skip() {
+	ktap_skip_all "$*"
+	exit "$KSFT_SKIP"
 }
 
-NS0=ns0
-NS1=ns1
+# Per-run names, so that nothing on the host is reused or removed by mistake.
+NS0=rrxe-ns0-$$
+NS1=rrxe-ns1-$$
 IP0=10.0.0.1
 IP1=10.0.0.2
 IP60=fd00::1
 IP61=fd00::2
-in0() { ip netns exec $NS0 "$@"; }
-in1() { ip netns exec $NS1 "$@"; }
+in0() { ip netns exec "$NS0" "$@"; }
+in1() { ip netns exec "$NS1" "$@"; }
+TMPD=$(mktemp -d /tmp/rrxe-selftest.XXXXXX)
+
+# Path of the data-verifying traffic tool: built into tools/ (make, scripts/module.sh),
+# or installed next to the scripts (kselftest install flattens generated files).
+VERIFY=$rrxe_dir/tools/rrxe-verify
+[ -x "$VERIFY" ] || [ ! -x "$rrxe_dir/rrxe-verify" ] || VERIFY=$rrxe_dir/rrxe-verify
+
+# rrxe_require [command|verify|exclusive]...: skips the whole script (exit 4) unless it
+# runs as root, rrxe can be loaded, no device is named rrxe0 or rrxe1 yet, the RDMA
+# subsystem shares devices between network namespaces, and every named command exists.
+# "verify": rrxe-verify is built. "mod:NAME": module NAME loads. "exclusive": the script unloads rrxe or needs the RDMA
+# device list to itself, so no RDMA device may exist before it starts.
+rrxe_require() {
+	local c
+	[ "$(id -u)" = 0 ] || rrxe_skip "must run as root"
+	for c in ip rdma tc ss modprobe ibv_devinfo; do
+		command -v "$c" >/dev/null || rrxe_skip "$c not installed"
+	done
+	grep -qs '^rrxe ' /proc/modules || modprobe rrxe 2>/dev/null || rrxe_skip "rrxe module not available"
+	modprobe ib_uverbs 2>/dev/null || rrxe_skip "ib_uverbs not available (CONFIG_INFINIBAND_USER_ACCESS)"
+	modprobe veth 2>/dev/null
+	[ -e /sys/class/infiniband/rrxe0 ] || [ -e /sys/class/infiniband/rrxe1 ] &&
+		rrxe_skip "rrxe0 or rrxe1 exists already: this test creates its own"
+	rdma system show 2>/dev/null | grep -q 'netns exclusive' &&
+		rrxe_skip "RDMA netns mode is exclusive: the tests need 'rdma system set netns shared'"
+	for c in "$@"; do
+		case $c in
+		verify) [ -x "$VERIFY" ] || rrxe_skip "rrxe-verify not built (make -C selftests)" ;;
+		mod:*) modprobe "${c#mod:}" 2>/dev/null || rrxe_skip "module ${c#mod:} not available (see config)" ;;
+		exclusive)
+			[ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] ||
+				rrxe_skip "other RDMA devices exist: this test unloads rrxe or needs the device list to itself"
+			modprobe --show-depends rrxe >/dev/null 2>&1 || rrxe_skip "rrxe is not installed for modprobe: this test reloads it" ;;
+		*) command -v "$c" >/dev/null || rrxe_skip "$c not installed" ;;
+		esac
+	done
+	RRXE_PARAMS_CHANGED=
+	trap rrxe_cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+}
+
+# rrxe_load [parameters...]: rrxe again with these module parameters (no devices may
+# exist); the EXIT trap loads it back without them.
+rrxe_load() {
+	RRXE_PARAMS_CHANGED=1
+	modprobe -r rrxe 2>/dev/null
+	modprobe rrxe "$@"
+}
+
+# Everything the script made: its background processes, its devices, its namespaces
+# (their veths and qdiscs go with them), module parameters, its temporary files.
+rrxe_cleanup() {
+	local p
+	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	devs_down >/dev/null 2>&1
+	hosts_down >/dev/null 2>&1
+	if [ -n "$RRXE_PARAMS_CHANGED" ]; then
+		modprobe -r rrxe 2>/dev/null
+		modprobe rrxe 2>/dev/null
+	fi
+	# Loaded, as it was before (rrxe_require), even if the script unloaded it.
+	grep -qs '^rrxe ' /proc/modules || modprobe rrxe 2>/dev/null
+	# The kernel-consumer test module, if the script loaded it.
+	grep -q '^rrxe_ktest ' /proc/modules && rmmod rrxe_ktest 2>/dev/null
+	rm -rf "$TMPD"
+	return 0
+}
+
+netns_exists() { ip netns list | awk '{ print $1 }' | grep -qx "$1"; }
 
 # Creates the two hosts if they are missing and restores their addresses, MTUs and link
 # state (a test may have changed them; IPv6 addresses go away with the link).
 hosts_up() {
-	if ! ip netns list | grep -qw $NS0; then
-		ip netns add $NS0
-		ip netns add $NS1
+	if ! netns_exists "$NS0"; then
+		ip netns add "$NS0"
+		ip netns add "$NS1"
 		# Distinct interface indexes: soft-iWARP binds a wildcard listener to its
 		# netdev's index, and in the shared RDMA namespace mode every siw device listens
 		# in the server's namespace; with equal indexes the second bind is EADDRINUSE.
-		ip -n $NS0 link add va index 10 type veth peer name vb index 11 netns $NS1
-		ip -n $NS0 link set lo up
-		ip -n $NS1 link set lo up
+		ip -n "$NS0" link add va index 10 type veth peer name vb index 11 netns "$NS1"
+		ip -n "$NS0" link set lo up
+		ip -n "$NS1" link set lo up
 	fi
-	ip -n $NS0 link set va mtu 1500 up
-	ip -n $NS1 link set vb mtu 1500 up
-	ip -n $NS0 addr replace $IP0/24 dev va
-	ip -n $NS1 addr replace $IP1/24 dev vb
-	ip -n $NS0 addr replace $IP60/64 dev va nodad
-	ip -n $NS1 addr replace $IP61/64 dev vb nodad
+	ip -n "$NS0" link set va mtu 1500 up
+	ip -n "$NS1" link set vb mtu 1500 up
+	ip -n "$NS0" addr replace $IP0/24 dev va
+	ip -n "$NS1" addr replace $IP1/24 dev vb
+	ip -n "$NS0" addr replace $IP60/64 dev va nodad
+	ip -n "$NS1" addr replace $IP61/64 dev vb nodad
 	# NAPI mode: the veth peer then receives through one ring and one poller, in order,
 	# like a NIC's receive queue. Without it a veth delivers each packet on the CPU that
 	# sent it, and a flow sent from two CPUs is reordered whenever one of them defers its
@@ -72,12 +158,12 @@ hosts_up() {
 }
 
 hosts_down() {
-	ip netns del $NS0 2>/dev/null
-	ip netns del $NS1 2>/dev/null
-	while ip netns list | grep -qw "$NS0\|$NS1"; do sleep 0.1; done
+	ip netns del "$NS0" 2>/dev/null
+	ip netns del "$NS1" 2>/dev/null
+	while netns_exists "$NS0" || netns_exists "$NS1"; do sleep 0.1; done
 }
 
-# rrxe0 on va (ns0) and rrxe1 on vb (ns1).
+# rrxe0 on va (first namespace) and rrxe1 on vb (second).
 devs_up() {
 	modprobe rrxe && modprobe ib_uverbs || return 1
 	[ -e /sys/class/infiniband/rrxe0 ] || in0 rdma link add rrxe0 type rrxe netdev va || return 1
@@ -111,9 +197,10 @@ wait_for() {
 	done
 }
 
-# pair <tcp port> <timeout> <server cmd...> -- <client cmd...>: runs the server in ns1 and,
-# once it listens on the port (port 0: after 2 s, for rdma_cm listeners), the client in ns0 (with $IP1 appended unless PAIR_NOADDR is
-# set). Succeeds only if both exit 0; output is in /tmp/pair.srv and /tmp/pair.cli and is
+# pair <tcp port> <timeout> <server cmd...> -- <client cmd...>: runs the server in the
+# second namespace and, once it listens on the port (port 0: after 2 s, for rdma_cm
+# listeners), the client in the first (with $IP1 appended unless PAIR_NOADDR is set).
+# Succeeds only if both exit 0; output is in $TMPD/pair.srv and $TMPD/pair.cli and is
 # shown as diagnostics on failure.
 pair() {
 	local port=$1 t=$2 srv=() cli=()
@@ -121,36 +208,33 @@ pair() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	timeout "$t" ip netns exec $NS1 "${srv[@]}" >/tmp/pair.srv 2>&1 &
+	timeout "$t" ip netns exec "$NS1" "${srv[@]}" >"$TMPD/pair.srv" 2>&1 &
 	local pid=$!
 	if [ "$port" = 0 ]; then
 		sleep 2	# an rdma_cm listener: no TCP port to wait for
 	else
-		wait_for "ip netns exec $NS1 ss -ltn | grep -q ':$port '" 30
+		wait_for "in1 ss -ltn | grep -q ':$port '" 30
 	fi
 	if [ -n "${PAIR_NOADDR:-}" ]; then
-		timeout "$t" ip netns exec $NS0 "${cli[@]}" >/tmp/pair.cli 2>&1
+		timeout "$t" ip netns exec "$NS0" "${cli[@]}" >"$TMPD/pair.cli" 2>&1
 	else
-		timeout "$t" ip netns exec $NS0 "${cli[@]}" $IP1 >/tmp/pair.cli 2>&1
+		timeout "$t" ip netns exec "$NS0" "${cli[@]}" $IP1 >"$TMPD/pair.cli" 2>&1
 	fi
 	local c=$?
 	wait $pid
 	local s=$?
 	if [ $c -ne 0 ] || [ $s -ne 0 ]; then
 		echo "# ${cli[0]}: client rc=$c server rc=$s"
-		sed 's/^/# cli: /' /tmp/pair.cli | tail -6
-		sed 's/^/# srv: /' /tmp/pair.srv | tail -4
+		sed 's/^/# cli: /' "$TMPD/pair.cli" | tail -6
+		sed 's/^/# srv: /' "$TMPD/pair.srv" | tail -4
 		return 1
 	fi
 }
 
-# Path of the data-verifying traffic tool (built with the module).
-VERIFY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)/rrxe-verify
-
 # verify <args...>: rrxe-verify server on rrxe1, client on rrxe0; prints the result line.
 verify() {
 	pair 18516 120 "$VERIFY" -d rrxe1 "$@" -- "$VERIFY" -d rrxe0 "$@" || return 1
-	echo "# $(tail -1 /tmp/pair.cli)"
+	echo "# $(tail -1 "$TMPD/pair.cli")"
 }
 
 # tc_dropped <in0|in1> <tc show arguments...>: the first "dropped" count tc prints (0 if
@@ -172,6 +256,11 @@ act_drop() {
 }
 # dropped: packets the root qdiscs of both veth ends dropped since they were installed.
 dropped() { echo $(( $(tc_dropped in0 qdisc show dev va) + $(tc_dropped in1 qdisc show dev vb) )); }
+
+# dmesg_mark: remembers where the kernel log ends; dmesg_since: what was logged after it
+# (the log is the host's: never cleared, and older lines are not taken for new ones).
+dmesg_mark() { DMESG_MARK=$(dmesg | wc -l); }
+dmesg_since() { dmesg | tail -n +$((DMESG_MARK + 1)); }
 
 # counter <device> <name>: one rrxe counter of port 1.
 counter() { rdma statistic show link "$1"/1 | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }

@@ -36,14 +36,14 @@ reps=${RRXE_BENCH_REPS:-3}
 once1() {
 	local tool=$1 srv v
 	shift
-	ip netns exec ns1 timeout 120 "$tool" -d $d1 -F $opt "$@" >/tmp/b.srv 2>&1 &
+	ip netns exec $NS1 timeout 120 "$tool" -d $d1 -F $opt "$@" >/tmp/b.srv 2>&1 &
 	srv=$!
 	if [ "$prov" = siw ]; then
 		sleep 3 # rdma_cm listens without a TCP socket ss could see
 	else
-		wait_for "ip netns exec ns1 ss -ltn | grep -q ':18515 '" 30
+		wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
 	fi
-	ip netns exec ns0 timeout 120 "$tool" -d $d0 -F $opt "$@" "$IP1" >/tmp/b.cli 2>&1
+	ip netns exec $NS0 timeout 120 "$tool" -d $d0 -F $opt "$@" "$IP1" >/tmp/b.cli 2>&1
 	wait $srv
 	case $tool in
 	*_lat) v=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $5; exit }' /tmp/b.cli) ;;
@@ -179,8 +179,8 @@ modprobe sch_netem
 		fi
 	done
 done
-ip netns exec ns1 iperf3 -s -1 >/dev/null 2>&1 &
-wait_for "ip netns exec ns1 ss -ltn | grep -q ':5201 '" 10
-v=$(ip netns exec ns0 iperf3 -c "$IP1" -t "$dur" -J 2>/dev/null |
+ip netns exec $NS1 iperf3 -s -1 >/dev/null 2>&1 &
+wait_for "ip netns exec $NS1 ss -ltn | grep -q ':5201 '" 10
+v=$(ip netns exec $NS0 iperf3 -c "$IP1" -t "$dur" -J 2>/dev/null |
 	python3 -c 'import json,sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e6, 1))' 2>/dev/null)
 echo "iperf3_tcp ${v:-FAIL}" | tee -a "$out"

@@ -1,41 +1,38 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs inside the VM: sets up the two hosts, loads rrxe, runs every selftests/*.sh with a
-# timeout and prints one KTAP document (each script's output as an indented subtest).
-cd "$(dirname "$0")/.." || exit 1
-. lib/ktap.sh
-timeout_s=${RRXE_TEST_TIMEOUT:-240}
-# RRXE_TESTS selects scripts (globs, comma-separated), e.g. RRXE_TESTS=rc-*.sh,atomics.sh
-tests=(${RRXE_TESTS//,/ })
+# `make run_tests` outside a kernel tree: runs the given test scripts (default: every
+# *.sh) the way run_kselftest.sh runs an installed target, through the kernel's own
+# kselftest/runner.sh (found like lib/ktap.sh finds ktap_helpers.sh), or through
+# lib/kselftest_runner.sh, a minimal compatible stand-in, when there is none. The output
+# is the same KTAP document: "selftests: rrxe: <script>" per script, the per-script
+# timeout from ./settings, exit code 4 a skip.
+# RRXE_TEST_TIMEOUT overrides the timeout (like run_kselftest.sh -o).
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here" || exit 1
+tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(*.sh)
-echo "KTAP version 1"
-echo "1..${#tests[@]}"
-hosts_up
-modprobe rrxe || echo "# modprobe rrxe failed"
-n=0
-fail=0
-for t in "${tests[@]}"; do
-	n=$((n + 1))
-	echo "# selftests: rrxe: $t" | tee /dev/console
-	start=$(date +%s)
-	timeout -k 10 "$timeout_s" bash "$t" 2>&1 | tee /dev/console | sed 's/^/  /'
-	rc=${PIPESTATUS[0]}
-	took=$(($(date +%s) - start))
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		line="not ok $n selftests: rrxe: $t # TIMEOUT ${timeout_s}s"
-		fail=1
-	elif [ "$rc" = 4 ]; then
-		line="ok $n selftests: rrxe: $t # SKIP"
-	elif [ "$rc" = 0 ]; then
-		line="ok $n selftests: rrxe: $t"
-	else
-		line="not ok $n selftests: rrxe: $t # exit=$rc"
-		fail=1
-	fi
-	echo "$line # ${took}s" | tee /dev/console
-	# Every script starts from the same state: hosts up, module loaded, no devices.
-	devs_down >/dev/null 2>&1
-	hosts_up >/dev/null 2>&1
-	modprobe rrxe >/dev/null 2>&1
-done
-exit $fail
+
+# The runner takes a test's collection name and its settings from the path below
+# BASE_DIR: give it a kselftest-shaped tree, BASE_DIR/rrxe (this directory) next to
+# BASE_DIR/kselftest.
+base=$(mktemp -d /tmp/rrxe-kselftest.XXXXXX)
+trap 'rm -rf "$base"' EXIT
+ln -s "$here" "$base/rrxe"
+rrxe_dir=$base/rrxe
+. lib/ksft.sh
+if runner=$(ksft_find runner.sh) && [ -f "${runner%/*}/ktap_helpers.sh" ]; then
+	ln -s "${runner%/*}" "$base/kselftest"
+else
+	mkdir "$base/kselftest"
+	ln -s "$here/lib/ktap_helpers.sh" "$base/kselftest/ktap_helpers.sh"
+	ln -s "$here/lib/kselftest_runner.sh" "$base/kselftest/runner.sh"
+fi
+BASE_DIR=$base
+. "$BASE_DIR/kselftest/runner.sh"
+kselftest_override_timeout=${RRXE_TEST_TIMEOUT:-}
+cd "$base/rrxe" || exit 1
+ktap_print_header
+ktap_set_plan ${#tests[@]}
+run_many "${tests[@]}"
+ktap_print_totals
+[ "$KTAP_CNT_FAIL" -eq 0 ]
