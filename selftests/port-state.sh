@@ -9,9 +9,11 @@ ktap_set_plan 9
 hosts_up
 devs_up
 ev=$TMPD/asyncwatch.$$
-ibv_asyncwatch -d rrxe0 >"$ev" 2>&1 &
+# (Line-buffered; subscribed once it has printed its event FD. A fixed one-second sleep
+# missed the PORT_ERR event on a loaded host.)
+stdbuf -oL ibv_asyncwatch -d rrxe0 >"$ev" 2>&1 &
 watch=$!
-sleep 1
+wait_for "grep -q 'async event FD' $ev" 20
 ip -n $NS0 link set va down
 ktap_check "port DOWN after 'ip link set va down'" wait_for "[ \"\$(devinfo rrxe0 state)\" = 'PORT_DOWN (1)' ]"
 ktap_eq "phys_state DISABLED while down" "DISABLED (3)" "$(devinfo rrxe0 phys_state)"
