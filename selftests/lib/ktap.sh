@@ -211,7 +211,9 @@ pair() {
 	timeout "$t" ip netns exec "$NS1" "${srv[@]}" >"$TMPD/pair.srv" 2>&1 &
 	local pid=$!
 	if [ "$port" = 0 ]; then
-		sleep 2	# an rdma_cm listener: no TCP port to wait for
+		# An rdma_cm listener has no TCP port: wait for its listening cm_id (a fixed
+		# two-second sleep let the client be rejected on a loaded host), else as before.
+		wait_for "rdma resource show cm_id 2>/dev/null | grep -q LISTEN" 15 || sleep 2
 	else
 		wait_for "in1 ss -ltn | grep -q ':$port '" 30
 	fi
