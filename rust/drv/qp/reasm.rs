@@ -12,7 +12,7 @@ use crate::kabi::skb::SkBuff;
 use crate::proto::opcode::flags as f;
 use crate::proto::packet::{self, Packet};
 use crate::proto::psn::Psn;
-use crate::proto::rc::sack::Arrive;
+use crate::proto::rc::sack::{Arrive, CatchUp};
 use crate::proto::sel::{self, RX_SPAN};
 use kernel::prelude::*;
 
@@ -234,32 +234,31 @@ impl Qp {
             return;
         }
         let mut budget = 2 * RX_SPAN;
-        while st.keep.rxw.base() != st.resp.psn && budget > 0 {
+        while budget > 0 {
             budget -= 1;
-            let base = st.keep.rxw.base();
-            let d = st.resp.psn.diff(base);
-            if d < 0 || d >= RX_SPAN as i32 {
-                // The expected PSN jumped (modify): start over.
-                self.drop_kept(st);
-                return;
-            }
-            // A PSN just processed, or skipped by a READ's span: nothing kept there.
-            drop(self.take_kept(st, base));
-            let kept = st.keep.rxw.advance();
-            if kept && st.keep.rxw.base() == st.resp.psn {
-                match self.take_kept(st, st.resp.psn) {
-                    Some(Kept::Skb(mut skb, _)) => match frame::rc_packet(&mut skb) {
-                        Some(pkt) => self.in_order(st, &pkt, None),
-                        None => self.dev.stats.drop_malformed.inc(),
-                    },
-                    Some(Kept::Placed(p)) => {
-                        match packet::parse(p.hdr.get(..p.len).unwrap_or(&[])) {
-                            Ok(pkt) => self.in_order(st, &pkt, Some(p.payload)),
-                            Err(_) => self.dev.stats.drop_malformed.inc(),
-                        }
-                    }
-                    None => {}
+            let (release, process) = match st.keep.catch_up(st.resp.psn) {
+                CatchUp::Done => return,
+                CatchUp::Restart => {
+                    self.drop_kept(st);
+                    return;
                 }
+                CatchUp::Step { release, process } => (release, process),
+            };
+            // Nothing to process there; whatever was kept is freed.
+            drop(self.take_kept(st, release));
+            if !process {
+                continue;
+            }
+            match self.take_kept(st, st.resp.psn) {
+                Some(Kept::Skb(mut skb, _)) => match frame::rc_packet(&mut skb) {
+                    Some(pkt) => self.in_order(st, &pkt, None),
+                    None => self.dev.stats.drop_malformed.inc(),
+                },
+                Some(Kept::Placed(p)) => match packet::parse(p.hdr.get(..p.len).unwrap_or(&[])) {
+                    Ok(pkt) => self.in_order(st, &pkt, Some(p.payload)),
+                    Err(_) => self.dev.stats.drop_malformed.inc(),
+                },
+                None => {}
             }
         }
     }

@@ -33,7 +33,7 @@ use rrxe_proto::rc::comp::{Reply, Timer};
 use rrxe_proto::rc::req::{self, Seg};
 use rrxe_proto::rc::req::{ReadResp, Requester, Slot, WqeHead};
 use rrxe_proto::rc::resp::{Check, Dup, Responder, REPLAY};
-use rrxe_proto::rc::sack::{Arrive, Keeper, SackTx};
+use rrxe_proto::rc::sack::{Arrive, CatchUp, Keeper, SackTx};
 use rrxe_proto::rc::{needs_response, packets, Retry, ACK};
 use rrxe_proto::sel::{Sack, RX_SPAN};
 use rrxe_proto::uapi::{wc_status, wr, RingGeom};
@@ -498,20 +498,20 @@ impl Resp {
         if !self.sel {
             return;
         }
-        let mut budget = 2 * RX_SPAN;
-        while self.keeper.rxw.base() != self.rs.psn && budget > 0 {
-            budget -= 1;
-            let base = self.keeper.rxw.base();
-            let d = self.rs.psn.diff(base);
-            if d < 0 || d >= RX_SPAN as i32 {
-                self.drop_kept();
-                return;
-            }
-            self.kept.remove(&base.get());
-            let kept = self.keeper.rxw.advance();
-            if kept && self.keeper.rxw.base() == self.rs.psn {
-                if let Some(p) = self.kept.remove(&self.rs.psn.get()) {
-                    self.in_order(p, msgs, out);
+        for _ in 0..2 * RX_SPAN {
+            match self.keeper.catch_up(self.rs.psn) {
+                CatchUp::Done => return,
+                CatchUp::Restart => return self.drop_kept(),
+                CatchUp::Step { release, process } => {
+                    self.kept.remove(&release.get());
+                    let next = if process {
+                        self.kept.remove(&self.rs.psn.get())
+                    } else {
+                        None
+                    };
+                    if let Some(p) = next {
+                        self.in_order(p, msgs, out);
+                    }
                 }
             }
         }

@@ -6,7 +6,7 @@
 //! bitmaps and codecs are [`super::super::sel`]'s.
 
 use super::super::psn::Psn;
-use super::super::sel::{Arrival, PsnBits, Reordering, RxWindow, Sack};
+use super::super::sel::{Arrival, PsnBits, Reordering, RxWindow, Sack, RX_SPAN};
 
 /// What to do with a request beyond the expected PSN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +29,23 @@ pub enum Arrive {
     },
     /// Beyond what the QP may keep: dropped (the SACKs name it; it comes again).
     Limit,
+}
+
+/// One step of moving the receive window up to the expected PSN ([`Keeper::catch_up`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CatchUp {
+    /// The window is at the expected PSN.
+    Done,
+    /// The expected PSN jumped (a modify): drop everything kept and start over there.
+    Restart,
+    /// Free what is kept at `release` (a PSN just processed, or skipped by a READ's
+    /// span); if `process`, the packet kept at the expected PSN is the next in order.
+    Step {
+        /// The PSN the window moved past.
+        release: Psn,
+        /// The expected PSN is kept: process it now.
+        process: bool,
+    },
 }
 
 /// The selective responder: its receive window and when it reports holes.
@@ -152,6 +169,24 @@ impl Keeper {
         s
     }
 
+    /// The responder executed requests up to `expected`: the next step of moving the
+    /// window after it (call until [`CatchUp::Done`] or [`CatchUp::Restart`]).
+    pub fn catch_up(&mut self, expected: Psn) -> CatchUp {
+        let base = self.rxw.base();
+        if base == expected {
+            return CatchUp::Done;
+        }
+        let d = expected.diff(base);
+        if d < 0 || d >= RX_SPAN as i32 {
+            return CatchUp::Restart;
+        }
+        let kept = self.rxw.advance();
+        CatchUp::Step {
+            release: base,
+            process: kept && self.rxw.base() == expected,
+        }
+    }
+
     /// A probe's answer: every hole (`None`: there is none, send the ACK).
     pub fn probe_answer(&mut self) -> Option<Sack> {
         self.rxw.sack(true)
@@ -262,6 +297,32 @@ mod tests {
         assert_eq!(k.batch_end(false), None);
         // Beyond the window: dropped.
         assert_eq!(k.arrive(Psn::new(100_000), false, false), Arrive::Limit);
+    }
+
+    #[test]
+    fn catching_up() {
+        let mut k = Keeper::new(Psn::new(0), 48, 8);
+        for p in [2, 3, 5] {
+            assert!(matches!(
+                k.arrive(Psn::new(p), false, false),
+                Arrive::Keep { .. }
+            ));
+        }
+        // 0 and 1 executed: the window moves past them, and 2 (kept) is next.
+        let step = |release, process| CatchUp::Step {
+            release: Psn::new(release),
+            process,
+        };
+        assert_eq!(k.catch_up(Psn::new(2)), step(0, false));
+        assert_eq!(k.catch_up(Psn::new(2)), step(1, true));
+        assert_eq!(k.catch_up(Psn::new(2)), CatchUp::Done);
+        // 2 and 3 processed in turn; 4 is a hole.
+        assert_eq!(k.catch_up(Psn::new(3)), step(2, true));
+        assert_eq!(k.catch_up(Psn::new(4)), step(3, false));
+        assert_eq!(k.catch_up(Psn::new(4)), CatchUp::Done);
+        // The expected PSN jumped far away (a modify).
+        assert_eq!(k.catch_up(Psn::new(100_000)), CatchUp::Restart);
+        assert_eq!(k.catch_up(Psn::new(1)), CatchUp::Restart);
     }
 
     #[test]
