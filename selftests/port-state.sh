@@ -11,7 +11,9 @@ devs_up
 ev=$TMPD/asyncwatch.$$
 ibv_asyncwatch -d rrxe0 >"$ev" 2>&1 &
 watch=$!
-sleep 1
+# Events reach it only once it has opened the device, which it reports first (a fixed
+# second was not always enough on a loaded host).
+wait_for "grep -q 'async event FD' $ev" 20
 ip -n $NS0 link set va down
 ktap_check "port DOWN after 'ip link set va down'" wait_for "[ \"\$(devinfo rrxe0 state)\" = 'PORT_DOWN (1)' ]"
 ktap_eq "phys_state DISABLED while down" "DISABLED (3)" "$(devinfo rrxe0 phys_state)"
