@@ -44,6 +44,7 @@ ktap_skip_rest() {
 # rrxe_skip "reason": the whole script is skipped (call after ktap_print_header, before
 # ktap_set_plan); exits with kselftest's skip code.
 rrxe_skip() {
+	rm -rf "$TMPD"
 	ktap_skip_all "$*"
 	exit "$KSFT_SKIP"
 }
