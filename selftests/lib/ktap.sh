@@ -199,8 +199,8 @@ wait_for() {
 }
 
 # pair <tcp port> <timeout> <server cmd...> -- <client cmd...>: runs the server in the
-# second namespace and, once it listens on the port (port 0: after 2 s, for rdma_cm
-# listeners), the client in the first (with $IP1 appended unless PAIR_NOADDR is set).
+# second namespace and, once it listens on the port (port 0: an rdma_cm listener), the
+# client in the first (with $IP1 appended unless PAIR_NOADDR is set).
 # Succeeds only if both exit 0; output is in $TMPD/pair.srv and $TMPD/pair.cli and is
 # shown as diagnostics on failure.
 pair() {
@@ -212,7 +212,10 @@ pair() {
 	timeout "$t" ip netns exec "$NS1" "${srv[@]}" >"$TMPD/pair.srv" 2>&1 &
 	local pid=$!
 	if [ "$port" = 0 ]; then
-		sleep 2	# an rdma_cm listener: no TCP port to wait for
+		# An rdma_cm listener: no TCP port, but a CM ID in state LISTEN. (Two seconds,
+		# which this waited before, were not always enough on a loaded host: the
+		# client's connect was rejected for want of a listener.)
+		wait_for "in1 rdma resource show cm_id | grep -q LISTEN" 30 || sleep 2
 	else
 		wait_for "in1 ss -ltn | grep -q ':$port '" 30
 	fi
