@@ -44,6 +44,7 @@ ktap_skip_rest() {
 # rrxe_skip "reason": the whole script is skipped (call after ktap_print_header, before
 # ktap_set_plan); exits with kselftest's skip code.
 rrxe_skip() {
+	rm -rf "$TMPD"
 	ktap_skip_all "$*"
 	exit "$KSFT_SKIP"
 }
@@ -198,8 +199,8 @@ wait_for() {
 }
 
 # pair <tcp port> <timeout> <server cmd...> -- <client cmd...>: runs the server in the
-# second namespace and, once it listens on the port (port 0: after 2 s, for rdma_cm
-# listeners), the client in the first (with $IP1 appended unless PAIR_NOADDR is set).
+# second namespace and, once it listens on the port (port 0: an rdma_cm listener), the
+# client in the first (with $IP1 appended unless PAIR_NOADDR is set).
 # Succeeds only if both exit 0; output is in $TMPD/pair.srv and $TMPD/pair.cli and is
 # shown as diagnostics on failure.
 pair() {
