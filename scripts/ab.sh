@@ -3,7 +3,8 @@
 # in turn, under the instruction-counting guest clock (the host's speed does not move the
 # figures). A and B are module files or git revisions (built here against the test
 # kernel); B defaults to the working tree's rrxe.ko. Prints one table: each side's runs,
-# medians and B/A. RRXE_AB_ROUNDS (3), RRXE_AB_LOSS (1 %), RRXE_BENCH_SECONDS (4).
+# medians and B/A. RRXE_AB_ROUNDS (3), RRXE_AB_LOSS (1 %), RRXE_BENCH_SECONDS (4),
+# RRXE_AB_ONLY (a comma-separated subset of the tests, e.g. read_loss1).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"

@@ -3,7 +3,8 @@
 # Guest job of `make ab` (RRXE_MODE=ab): two rrxe builds in one boot, loaded in turn
 # (RRXE_AB="a.ko,b.ko"), RRXE_AB_ROUNDS rounds (a b, then b a, ...) of ib_write_bw and
 # ib_read_bw 64 KiB, lossless and through netem loss (RRXE_AB_LOSS percent, both ways).
-# Writes "<side> <test> <MB/s or FAIL>" lines to /tmp/out/ab.txt. Never run by make check.
+# RRXE_AB_ONLY (e.g. read_loss1,write_loss0) runs only those tests. Writes
+# "<side> <test> <MB/s or FAIL>" lines to /tmp/out/ab.txt. Never run by make check.
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
 IFS=, read -ra kos <<<"${RRXE_AB:-}"
@@ -48,6 +49,7 @@ for ((r = 0; r < rounds; r++)); do
 		for l in 0 "$pct"; do
 			loss "$l"
 			for op in write read; do
+				case ",${RRXE_AB_ONLY:-${op}_loss$l}," in *",${op}_loss$l,"*) ;; *) continue ;; esac
 				v=$(bw "ib_${op}_bw")
 				[ -n "$v" ] || rc=1
 				echo "$side ${op}_loss$l ${v:-FAIL}" | tee -a "$out"
