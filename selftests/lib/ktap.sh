@@ -79,6 +79,9 @@ rrxe_require() {
 	grep -qs '^rrxe ' /proc/modules || modprobe rrxe 2>/dev/null || rrxe_skip "rrxe module not available"
 	modprobe ib_uverbs 2>/dev/null || rrxe_skip "ib_uverbs not available (CONFIG_INFINIBAND_USER_ACCESS)"
 	modprobe veth 2>/dev/null
+	# A script the runner stopped at its timeout may still be cleaning up (its trap runs
+	# once the tool it was waiting for exits): give its devices time to go.
+	wait_for "[ ! -e /sys/class/infiniband/rrxe0 ] && [ ! -e /sys/class/infiniband/rrxe1 ]" 60
 	[ -e /sys/class/infiniband/rrxe0 ] || [ -e /sys/class/infiniband/rrxe1 ] &&
 		rrxe_skip "rrxe0 or rrxe1 exists already: this test creates its own"
 	rdma system show 2>/dev/null | grep -q 'netns exclusive' &&
