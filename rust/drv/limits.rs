@@ -14,8 +14,8 @@ pub(crate) const MR_TABLE: usize = 16384;
 pub(crate) const AH_TABLE: usize = 4096;
 /// Largest CQ.
 pub(crate) const MAX_CQE: u32 = 32767;
-/// Scatter/gather entries per WQE.
-pub(crate) const MAX_SGE: u32 = 32;
+/// Scatter/gather entries per WQE (what the WQE decoder accepts).
+pub(crate) const MAX_SGE: u32 = crate::proto::uapi::MAX_SGE as u32;
 /// Bytes of packets kept beyond the expected PSN, per device (all QPs).
 pub(crate) const REASM_DEV_MAX: u64 = 64 << 20;
 /// KiB of packets one QP keeps beyond its expected PSN: the bounds of the module
