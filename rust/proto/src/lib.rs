@@ -15,6 +15,7 @@
 )]
 
 pub mod bth;
+pub mod cc;
 pub mod exthdr;
 pub mod icrc;
 pub mod opcode;

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Delay-based rate control per destination (source document 002, algorithm `delay`).
+//!
+//! Data packets carry the sender's transmit timestamp, the receiver's ACK echoes it with
+//! its own receive timestamp. The sender then has two one-way delays per echo:
+//! forward = rx - tx and reverse = ack arrival - rx. Clocks are not synchronised, so each
+//! carries an unknown constant offset; only its excess over its own minimum (the
+//! queueing delay in that direction) is used, and the offsets cancel. Their sum is the
+//! true round trip, which paces the decisions.
+//!
+//! Each destination has a register ([`DelayCc`]): minimum forward and reverse delay
+//! (re-learned per `delay_min_window_ms`: the minimum of the current and the previous
+//! window, so a route change cannot pin an old minimum for more than two windows),
+//! smoothed queueing delays (gain 1/4 per echo, kept in 1/16 us), a smoothed round trip
+//! (gain 1/8), and the destination's rate. At most once per smoothed round trip, or per
+//! `rp_time_reset` when that is shorter (a queue far beyond the target inflates the
+//! round trip, and reacting only once per inflated round trip lets it overflow), an echo
+//! decides, comparing both smoothed
+//! queueing delays with their values at the last decision:
+//!
+//! | forward | reverse | case                                        | rate               |
+//! |---------|---------|---------------------------------------------|--------------------|
+//! | grows   | grows   | [`Case::Worse`] when reverse > forward      | `-= delay_big_dec` |
+//! | grows   | grows   | [`Case::SlightlyWorse`] when reverse <= fwd | `-= delay_small_dec` |
+//! | grows   | shrinks | [`Case::Improving`] (also the mirror case)  | hold               |
+//! | shrinks | shrinks | [`Case::ImprovingFast`]                     | hold               |
+//! | both under `delay_target_us`      || [`Case::Baseline`]                | `+= delay_inc`     |
+//! | neither, queue over 2 * target    || as if both grew (standing queue)  | cut                |
+//! | neither grows nor shrinks         || [`Case::Hold`]                    | hold               |
+//!
+//! The standing-queue row is an addition to document 002's four cases: a queue that
+//! stopped growing only because the bottleneck drops (or because the rates sum to exactly
+//! its capacity) would otherwise be held forever, far above the target. Holding stays the
+//! answer between the target and twice the target.
+//! "Grows"/"shrinks": changed by more than the tolerance `max(1 us, delay_target_us / 4)`
+//! since the last decision. A direction that neither grows nor shrinks follows the other
+//! one: an uncongested reverse path (the usual case: ACKs are small) must not hide
+//! forward congestion, so forward growth alone is [`Case::SlightlyWorse`]. The reverse
+//! queueing delay exceeding the forward one means the receiver's side is congested (in a
+//! software RoCE receiver, late ACKs are an overloaded receiver): the big cut. A [`Case::Hold`]
+//! keeps the reference values, so slow creep adds up until it passes the tolerance.
+//!
+//! A sender starts each destination at an even split of its line rate ([`split`]); the
+//! driver's destination table re-splits with [`DelayCc::set_rate`] when destinations come
+//! and go.
+
+use super::params::Params;
+use super::{mul_div, Change, NS_PER_US};
+
+/// Smoothed delays are kept in 1/`SCALE` us.
+const SCALE: i64 = 16;
+
+/// Timestamps on the wire: microseconds, u32, wrapping. Forward sample = rx_ts - tx_ts,
+/// reverse = ack_arrival - rx_ts, each as wrapping u32 difference reinterpreted as i32
+/// (clocks are not synchronised: only changes against the minimum matter).
+pub fn ts_us(now_ns: u64) -> u32 {
+    // Truncation is the wire format: the timestamp wraps every 2^32 us.
+    (now_ns / NS_PER_US) as u32
+}
+
+/// `later - earlier` of two wire timestamps, as a signed wrapping difference.
+pub fn delta_us(later: u32, earlier: u32) -> i32 {
+    later.wrapping_sub(earlier) as i32
+}
+
+/// The decision an echo falls in (see the module doc's table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Case {
+    /// Both queueing delays grow and the reverse one is larger: cut a lot.
+    Worse,
+    /// Both grow, the forward one is larger: cut a little.
+    SlightlyWorse,
+    /// One grows, the other shrinks: hold.
+    Improving,
+    /// Both shrink (above the baseline): hold.
+    ImprovingFast,
+    /// Both under `delay_target_us`: increase a little.
+    Baseline,
+    /// No trend: hold.
+    Hold,
+}
+
+/// Minimum of the current and the previous window, in wrapping `i32` order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct MinWin {
+    cur: Option<i32>,
+    prev: Option<i32>,
+}
+
+/// The smaller of two delays in wrapping order.
+fn wmin(a: i32, b: i32) -> i32 {
+    if a.wrapping_sub(b) < 0 {
+        a
+    } else {
+        b
+    }
+}
+
+impl MinWin {
+    fn get(&self) -> Option<i32> {
+        match (self.cur, self.prev) {
+            (Some(a), Some(b)) => Some(wmin(a, b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn rotate(&mut self) {
+        self.prev = self.cur;
+        self.cur = None;
+    }
+
+    fn add(&mut self, x: i32) {
+        self.cur = Some(match self.cur {
+            Some(c) => wmin(c, x),
+            None => x,
+        });
+    }
+}
+
+/// One direction's register: its minimum and smoothed queueing delay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Dir {
+    min: MinWin,
+    /// Smoothed queueing delay, 1/SCALE us.
+    sq: i64,
+    /// `sq` at the last decision.
+    reference: i64,
+}
+
+impl Dir {
+    /// Applies a change of the minimum from `old` to the current one to the stored delays.
+    fn rebase(&mut self, old: Option<i32>) {
+        match (old, self.min.get()) {
+            (Some(o), Some(n)) => {
+                let d = i64::from(o.wrapping_sub(n)) * SCALE;
+                self.sq = self.sq.saturating_add(d).max(0);
+                self.reference = self.reference.saturating_add(d).max(0);
+            }
+            _ => {
+                self.sq = 0;
+                self.reference = 0;
+            }
+        }
+    }
+
+    fn sample(&mut self, x: i32, rotate: bool) {
+        let old = self.min.get();
+        if rotate {
+            self.min.rotate();
+        }
+        self.min.add(x);
+        self.rebase(old);
+        let q = match self.min.get() {
+            Some(m) => i64::from(x.wrapping_sub(m)).max(0) * SCALE,
+            None => 0,
+        };
+        self.sq += (q - self.sq) / 4;
+    }
+
+    /// +1 grows, -1 shrinks, 0 neither, against the tolerance.
+    fn trend(&self, tol: i64) -> i32 {
+        let d = self.sq - self.reference;
+        if d > tol {
+            1
+        } else if d < -tol {
+            -1
+        } else {
+            0
+        }
+    }
+}
+
+/// One destination's register: min and smoothed forward/reverse one-way delays and the
+/// destination's rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DelayCc {
+    rate: u64,
+    fwd: Dir,
+    rev: Dir,
+    /// Start of the current minimum window.
+    win_t: u64,
+    /// Smoothed round trip, ns (0: none yet).
+    srtt: u64,
+    /// Time of the last decision.
+    dec_t: u64,
+    /// A decision has been made.
+    decided: bool,
+}
+
+impl DelayCc {
+    /// A destination starting at `rate` (see [`split`]).
+    pub fn new(now: u64, rate: u64) -> DelayCc {
+        DelayCc {
+            rate,
+            fwd: Dir::default(),
+            rev: Dir::default(),
+            win_t: now,
+            srtt: 0,
+            dec_t: now,
+            decided: false,
+        }
+    }
+
+    /// One echo: classifies it with the four cases (plus Baseline: both queueing delays
+    /// under delay_target_us -> increase a little; Hold otherwise) and adjusts the rate
+    /// at most once per smoothed round trip (or per rp_time_reset).
+    ///
+    /// The returned case is the echo's classification even when it is too soon to act
+    /// on it (then with [`Change::Same`]).
+    pub fn on_sample(&mut self, now: u64, fwd_us: i32, rev_us: i32, p: &Params) -> (Case, Change) {
+        let rotate = now.saturating_sub(self.win_t) >= p.delay_min_window_ns();
+        if rotate {
+            self.win_t = now;
+        }
+        self.fwd.sample(fwd_us, rotate);
+        self.rev.sample(rev_us, rotate);
+        let rtt = i64::from(fwd_us.wrapping_add(rev_us));
+        if let Ok(rtt_us) = u64::try_from(rtt) {
+            let r = rtt_us.saturating_mul(NS_PER_US);
+            self.srtt = if self.srtt == 0 {
+                r.max(1)
+            } else {
+                (self.srtt * 7 + r) / 8
+            };
+        }
+
+        let target = i64::from(p.delay_target_us()) * SCALE;
+        let tol = (target / 4).max(SCALE);
+        let (qf, qr) = (self.fwd.sq, self.rev.sq);
+        let case = if qf <= target && qr <= target {
+            Case::Baseline
+        } else {
+            let (mut f, mut r) = (self.fwd.trend(tol), self.rev.trend(tol));
+            if f == 0 {
+                f = r;
+            }
+            if r == 0 {
+                r = f;
+            }
+            match (f, r) {
+                (1, 1) if qr > qf => Case::Worse,
+                (1, 1) => Case::SlightlyWorse,
+                (-1, -1) => Case::ImprovingFast,
+                (0, 0) if qf.max(qr) > 2 * target => {
+                    if qr > qf {
+                        Case::Worse
+                    } else {
+                        Case::SlightlyWorse
+                    }
+                }
+                (0, 0) => Case::Hold,
+                _ => Case::Improving,
+            }
+        };
+
+        let every = match self.srtt {
+            0 => p.time_reset_ns(),
+            r => r.min(p.time_reset_ns()),
+        };
+        if self.decided && now.saturating_sub(self.dec_t) < every {
+            return (case, Change::Same);
+        }
+        let old = self.rate;
+        let cut = |r: u64, d: u64| r.saturating_sub(mul_div(r, d, 1024));
+        self.rate = match case {
+            Case::Worse => cut(self.rate, p.delay_big_dec()),
+            Case::SlightlyWorse => cut(self.rate, p.delay_small_dec()),
+            Case::Baseline => self.rate.saturating_add(p.delay_inc()),
+            _ => self.rate,
+        };
+        self.rate = p.clamp_rate(self.rate);
+        if case != Case::Hold {
+            self.fwd.reference = qf;
+            self.rev.reference = qr;
+            // Decisions on a grid of `every`, not `every` after the echo that happened to
+            // come first: a destination with more echoes (a higher rate) must not decide,
+            // and so increase, more often.
+            let next = self.dec_t.saturating_add(every);
+            self.dec_t = if self.decided && now < next.saturating_add(every) {
+                next
+            } else {
+                now
+            };
+            self.decided = true;
+        }
+        (case, Change::of(old, self.rate))
+    }
+
+    /// Current rate, bytes/s.
+    pub fn rate(&self) -> u64 {
+        self.rate
+    }
+
+    /// Sets the rate (the destination table re-splits bandwidth when destinations come and go).
+    pub fn set_rate(&mut self, rate: u64) {
+        self.rate = rate;
+    }
+
+    /// Smoothed forward and reverse queueing delays, us.
+    pub fn queueing_us(&self) -> (u32, u32) {
+        let us = |v: i64| u32::try_from(v / SCALE).unwrap_or(u32::MAX);
+        (us(self.fwd.sq), us(self.rev.sq))
+    }
+
+    /// Smoothed round trip, ns (0 before the first echo).
+    pub fn srtt_ns(&self) -> u64 {
+        self.srtt
+    }
+}
+
+/// Initial per-destination rate: bandwidth split evenly over the active destinations.
+pub fn split(line: u64, active: u32) -> u64 {
+    line / u64::from(active.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::params::{idx, NPARAMS};
+    use super::super::MBPS;
+    use super::*;
+    use proptest::prelude::*;
+
+    const US: u64 = 1000;
+
+    fn params() -> Params {
+        let mut p = Params::DEFAULT;
+        p.set(idx::RP_MAX_RATE, 1000);
+        p
+    }
+
+    #[test]
+    fn timestamps_wrap() {
+        assert_eq!(ts_us(1_999), 1);
+        assert_eq!(ts_us((1u64 << 32) * 1000 + 5000), 5);
+        assert_eq!(delta_us(3, u32::MAX - 1), 5);
+        assert_eq!(delta_us(0, 5), -5);
+        assert_eq!(split(100, 0), 100);
+        assert_eq!(split(100, 4), 25);
+    }
+
+    /// Feeds one echo per 10 us with the given queueing delays on top of offset clocks.
+    fn feed(d: &mut DelayCc, t: &mut u64, qf: i32, qr: i32, n: u32, p: &Params) -> (Case, u64) {
+        let mut last = Case::Hold;
+        for _ in 0..n {
+            *t += 10 * US;
+            // Receiver clock 2^31 - 40 us ahead of the sender's: the forward delay wraps.
+            let fwd = (50 + qf).wrapping_add(i32::MAX - 40);
+            let rev = (50 + qr).wrapping_sub(i32::MAX - 40);
+            last = d.on_sample(*t, fwd, rev, p).0;
+        }
+        (last, d.rate())
+    }
+
+    #[test]
+    fn four_cases() {
+        let p = params();
+        let r0 = 100 * MBPS;
+        let mut d = DelayCc::new(0, r0);
+        let mut t = 0;
+        // Baseline: increases once per round trip (100 us).
+        let (c, r) = feed(&mut d, &mut t, 0, 0, 20, &p);
+        assert_eq!(c, Case::Baseline);
+        assert_eq!(r, r0 + 2 * p.delay_inc());
+        // Forward queue grows, reverse flat: small cut (once the round trip, which grows
+        // with the queue, has passed).
+        let mut d2 = d;
+        let mut t2 = t;
+        let (c, r) = feed(&mut d2, &mut t2, 200, 0, 20, &p);
+        assert_eq!(c, Case::SlightlyWorse);
+        let r1 = r0 + 2 * p.delay_inc();
+        assert_eq!(r, r1 - r1 * 64 / 1024);
+        // Both grow, reverse more: big cut.
+        let mut d3 = d;
+        let mut t3 = t;
+        let before = d3.rate();
+        let mut worse = false;
+        for _ in 0..60 {
+            let (c, r) = feed(&mut d3, &mut t3, 100, 300, 1, &p);
+            if c == Case::Worse && r < before {
+                worse = true;
+                assert_eq!(r, before - before * 256 / 1024);
+                break;
+            }
+        }
+        assert!(worse);
+        // A standing queue over twice the target is cut.
+        let mut standing = d;
+        let mut tst = t;
+        feed(&mut standing, &mut tst, 300, 0, 200, &p);
+        let before = standing.rate();
+        let (c, r) = feed(&mut standing, &mut tst, 300, 0, 100, &p);
+        assert_eq!(c, Case::SlightlyWorse);
+        assert!(r < before);
+        // From a standing queue between the target and twice it (80 us forward, 60 us
+        // reverse), each trend.
+        let mut settled = d;
+        let mut ts = t;
+        feed(&mut settled, &mut ts, 80, 60, 200, &p);
+        let held = settled.rate();
+        let (c, r) = feed(&mut settled, &mut ts, 80, 60, 100, &p);
+        assert_eq!((c, r), (Case::Hold, held));
+        let trend = |qf: i32, qr: i32| {
+            let mut d = settled;
+            let mut t = ts;
+            let mut seen = Vec::new();
+            for _ in 0..30 {
+                t += 10 * US;
+                let fwd = (50 + qf).wrapping_add(i32::MAX - 40);
+                let rev = (50 + qr).wrapping_sub(i32::MAX - 40);
+                seen.push(d.on_sample(t, fwd, rev, &p));
+            }
+            seen
+        };
+        // Forward grows while reverse shrinks (and the mirror): hold.
+        for (qf, qr) in [(600, 0), (0, 400)] {
+            let seen = trend(qf, qr);
+            assert!(seen.contains(&(Case::Improving, Change::Same)), "{seen:?}");
+            assert!(seen.iter().all(|&(_, ch)| ch == Change::Same), "{seen:?}");
+        }
+        // Both shrink above the baseline: hold.
+        let seen = trend(60, 0);
+        assert!(
+            seen.contains(&(Case::ImprovingFast, Change::Same)),
+            "{seen:?}"
+        );
+        assert!(seen.iter().all(|&(_, ch)| ch == Change::Same), "{seen:?}");
+        // Back at the baseline: increase.
+        let seen = trend(0, 0);
+        assert!(
+            seen.contains(&(Case::Baseline, Change::Increased)),
+            "{seen:?}"
+        );
+        assert!(
+            seen.iter().all(|&(_, ch)| ch != Change::Decreased),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
+    fn minimum_is_relearned() {
+        let mut p = params();
+        p.set(idx::DELAY_MIN_WINDOW_MS, 1);
+        let mut d = DelayCc::new(0, 10 * MBPS);
+        let mut t = 0;
+        feed(&mut d, &mut t, 0, 0, 10, &p);
+        // The path gets 500 us longer for good: after two windows it is the baseline.
+        let (c, _) = feed(&mut d, &mut t, 500, 500, 300, &p);
+        assert_eq!(c, Case::Baseline);
+        assert_eq!(d.queueing_us(), (0, 0));
+        assert!(d.srtt_ns() > 1000 * US);
+    }
+
+    proptest! {
+        /// The rate stays within [min_rate, max_rate] whatever the echoes and knobs.
+        #[test]
+        fn rate_in_bounds(
+            vals in proptest::collection::vec(any::<u32>(), NPARAMS),
+            n in 0u32..64,
+            ev in proptest::collection::vec((0u64..3_000_000, any::<i32>(), any::<i32>()), 0..300),
+        ) {
+            let mut a = [0u32; NPARAMS];
+            a.copy_from_slice(&vals);
+            let p = Params::from_values(&a);
+            let mut now = 0u64;
+            let mut d = DelayCc::new(now, split(p.max_rate(), n));
+            for (dt, f, r) in ev {
+                now = now.saturating_add(dt);
+                d.on_sample(now, f, r, &p);
+                prop_assert!(p.min_rate() <= d.rate() && d.rate() <= p.max_rate());
+            }
+        }
+    }
+}

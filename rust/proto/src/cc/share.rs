@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Receiver-measured rates in the CNP (source document 003, algorithm `rate`).
+//!
+//! The receiver (notification point) meters each QP's receive rate and the port's total
+//! over `np_meter_us` intervals ([`Meter`]) and counts the QPs that received a packet in
+//! the last `np_idle_us` ([`Port`]). When it sends a CNP it fills the 16 reserved bytes
+//! of the standard RoCEv2 CNP (after the BTH) with [`CnpInfo`]; a standard NIC sends them
+//! zeroed and ignores them, so the CNP stays a valid DCQCN CNP either way. The sender
+//! ([`RateCc`]) sets the QP's rate directly from the measurement instead of cutting by a
+//! fixed factor: one CNP brings every flow of a congested port to its share.
+//!
+//! Layout of the 16 bytes, big endian:
+//!
+//! ```text
+//!  0               1               2               3
+//!  0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7
+//! +-------------------------------+---------------+---------------+
+//! |      magic 0x7272 ('rr')      |  version (1)  |  reserved (0) |  0
+//! +-------------------------------+---------------+---------------+
+//! |              qp_rate, KB/s (1000 B/s), saturating             |  4
+//! +---------------------------------------------------------------+
+//! |             port_rate, KB/s (1000 B/s), saturating            |  8
+//! +-------------------------------+-------------------------------+
+//! |          active_qps           |  interval, 16-us units, sat.  | 12
+//! +-------------------------------+-------------------------------+
+//! ```
+
+use super::super::wire::{be16, be32, be8, put};
+use super::params::Params;
+use super::{mul_div, Change, NS_PER_SEC, NS_PER_US};
+
+/// Length of the CNP payload rrxe fills.
+pub const CNP_INFO_LEN: usize = 16;
+/// Magic in bytes 0-1 ('rr').
+pub const CNP_MAGIC: u16 = 0x7272;
+/// Version in byte 2.
+pub const CNP_VERSION: u8 = 1;
+
+/// What an rrxe receiver puts in a CNP's 16 reserved bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct CnpInfo {
+    /// The QP's receive rate over the last interval, bytes/s (sent in KB/s).
+    pub qp_rate: u64,
+    /// The receiving port's total rate over the last interval, bytes/s (sent in KB/s).
+    pub port_rate: u64,
+    /// QPs that received a packet within `np_idle_us`.
+    pub active_qps: u16,
+    /// The meter interval, us (sent in 16-us units).
+    pub interval_us: u32,
+}
+
+impl CnpInfo {
+    /// None for an all-zero payload (a standard NIC's CNP), an unknown magic/version, or
+    /// a short buffer.
+    pub fn decode(b: &[u8]) -> Option<CnpInfo> {
+        if be16(b, 0)? != CNP_MAGIC || be8(b, 2)? != CNP_VERSION {
+            return None;
+        }
+        Some(CnpInfo {
+            qp_rate: u64::from(be32(b, 4)?) * 1000,
+            port_rate: u64::from(be32(b, 8)?) * 1000,
+            active_qps: be16(b, 12)?,
+            interval_us: u32::from(be16(b, 14)?) * 16,
+        })
+    }
+
+    /// Encodes into `b[..16]`; false if b.len() < 16. Rates are rounded down to KB/s and
+    /// the interval to 16 us, each saturating at its field's maximum.
+    pub fn encode(&self, b: &mut [u8]) -> bool {
+        if b.len() < CNP_INFO_LEN {
+            return false;
+        }
+        let kb = |r: u64| u32::try_from(r / 1000).unwrap_or(u32::MAX);
+        let iv = u16::try_from(self.interval_us / 16).unwrap_or(u16::MAX);
+        put(b, 0, &CNP_MAGIC.to_be_bytes())
+            && put(b, 2, &[CNP_VERSION, 0])
+            && put(b, 4, &kb(self.qp_rate).to_be_bytes())
+            && put(b, 8, &kb(self.port_rate).to_be_bytes())
+            && put(b, 12, &self.active_qps.to_be_bytes())
+            && put(b, 14, &iv.to_be_bytes())
+    }
+}
+
+/// A rate meter over fixed intervals (per QP on the receiver; also the port total).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Meter {
+    /// Start of the open interval.
+    start: u64,
+    /// Bytes in the open interval.
+    bytes: u64,
+    /// Rate of the last closed interval, bytes/s.
+    rate: u64,
+    /// When the last interval closed.
+    closed: u64,
+    /// An interval has closed.
+    valid: bool,
+    /// Last time bytes were counted.
+    last: u64,
+    /// Bytes have been counted.
+    started: bool,
+}
+
+impl Meter {
+    /// A meter that has seen nothing.
+    pub const fn new() -> Meter {
+        Meter {
+            start: 0,
+            bytes: 0,
+            rate: 0,
+            closed: 0,
+            valid: false,
+            last: 0,
+            started: false,
+        }
+    }
+
+    /// Counts `bytes` at `now`; closes the interval when `interval_ns` has passed.
+    ///
+    /// The closed interval's rate is its bytes over its real length (from its first
+    /// packet to `now`, at least `interval_ns`); `bytes` open the next interval.
+    pub fn add(&mut self, now: u64, bytes: u32, interval_ns: u64) {
+        if !self.started {
+            self.started = true;
+            self.start = now;
+        } else {
+            let len = now.saturating_sub(self.start);
+            if len >= interval_ns.max(1) {
+                self.rate = mul_div(self.bytes, NS_PER_SEC, len);
+                self.closed = now;
+                self.valid = true;
+                self.start = now;
+                self.bytes = 0;
+            }
+        }
+        self.bytes = self.bytes.saturating_add(u64::from(bytes));
+        self.last = now;
+    }
+
+    /// Rate of the last closed interval (0 if it is older than 2 intervals).
+    pub fn rate(&self, now: u64, interval_ns: u64) -> u64 {
+        if !self.valid || now.saturating_sub(self.closed) > interval_ns.saturating_mul(2) {
+            0
+        } else {
+            self.rate
+        }
+    }
+
+    /// Last time add() saw bytes.
+    pub fn last_ns(&self) -> u64 {
+        self.last
+    }
+
+    /// Whether the meter saw no bytes for `idle_ns` before `now` (or never any).
+    pub fn idle(&self, now: u64, idle_ns: u64) -> bool {
+        !self.started || now.saturating_sub(self.last) >= idle_ns
+    }
+}
+
+/// Port-level statistics: total bytes (a Meter) and the number of active QPs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Port {
+    meter: Meter,
+    active: u16,
+}
+
+impl Port {
+    /// A port without traffic.
+    pub const fn new() -> Port {
+        Port {
+            meter: Meter::new(),
+            active: 0,
+        }
+    }
+
+    /// A QP's packet. `qp_active`: the QP's own flag (kept in the QP); set here on its
+    /// first packet (+1), and the count is increased.
+    pub fn on_packet(&mut self, now: u64, bytes: u32, qp_active: &mut bool, p: &Params) {
+        self.meter.add(now, bytes, p.meter_ns());
+        if !*qp_active {
+            *qp_active = true;
+            self.active = self.active.saturating_add(1);
+        }
+    }
+
+    /// The QP went idle (no packet for np_idle_us) or was destroyed: -1 if it was active.
+    pub fn on_idle(&mut self, qp_active: &mut bool) {
+        if *qp_active {
+            *qp_active = false;
+            self.active = self.active.saturating_sub(1);
+        }
+    }
+
+    /// Active QPs.
+    pub fn active(&self) -> u16 {
+        self.active
+    }
+
+    /// The port's receive rate over the last closed interval, bytes/s.
+    pub fn rate(&self, now: u64, p: &Params) -> u64 {
+        self.meter.rate(now, p.meter_ns())
+    }
+
+    /// The CNP payload for a QP whose meter is `qp`.
+    pub fn info(&self, now: u64, qp: &Meter, p: &Params) -> CnpInfo {
+        CnpInfo {
+            qp_rate: qp.rate(now, p.meter_ns()),
+            port_rate: self.rate(now, p),
+            active_qps: self.active,
+            interval_us: p.meter_us(),
+        }
+    }
+}
+
+/// The `rate` reaction point (per QP): on an rrxe CNP sets the rate directly from the
+/// receiver's measurement: fair = port_rate / max(active,1);
+/// rate = min(qp_rate, fair) * (1024 - rate_margin) / 1024, at least min_rate. No fixed decrements. When CNPs stop
+/// (no CNP for rp_time_reset): recover towards the remembered fair share quickly (halve
+/// the gap per period), then beyond it additively (ai) and hyper (hai) up to max_rate.
+///
+/// Choices the spec leaves open:
+///
+/// * A measurement of 0 means "not measured yet" (the receiver's meter has not closed an
+///   interval): `qp_rate` 0 uses the fair share alone, `port_rate` 0 the QP's rate alone;
+///   with neither, the CNP cuts like DCQCN at alpha 1, to `rp_min_dec_fac` percent.
+/// * Hold: for two of the receiver's meter intervals (`interval_us` of the CNP) after
+///   the rate was set, CNPs may still lower it to the margin below the fair share, but
+///   not below it from `qp_rate`: the receiver has not measured the new rate yet, and the
+///   stale measurement would otherwise compound the margin once per interval while the
+///   queue drains.
+/// * Recovery: the gap to the fair share halves per `rp_time_reset`; once it is under
+///   `ai` the rate is the fair share, and further events add `ai`, after `rp_threshold`
+///   of them `i * hai` (i = events past the threshold), up to `max_rate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateCc {
+    rate: u64,
+    /// Remembered fair share (0: none yet).
+    fair: u64,
+    /// Last CNP that set the rate, or the last increase event.
+    inc_t: u64,
+    /// Time the rate was last set from a CNP.
+    set_t: u64,
+    /// Hold length after `set_t`, ns.
+    hold_ns: u64,
+    /// Increase events at or beyond the fair share since the last CNP.
+    above: u32,
+}
+
+impl RateCc {
+    /// A QP at line rate.
+    pub fn new(now: u64, p: &Params) -> RateCc {
+        RateCc {
+            rate: p.max_rate(),
+            fair: 0,
+            inc_t: now,
+            set_t: now,
+            hold_ns: 0,
+            above: 0,
+        }
+    }
+
+    /// An rrxe CNP with the receiver's measurement (see the type's doc).
+    pub fn on_cnp(&mut self, now: u64, info: &CnpInfo, p: &Params) -> Change {
+        let old = self.rate;
+        let fair = info.port_rate / u64::from(info.active_qps.max(1));
+        let in_hold = now.saturating_sub(self.set_t) < self.hold_ns;
+        let base = match (info.qp_rate, fair) {
+            (0, 0) => mul_div(self.rate, p.min_dec_fac(), 100),
+            (0, f) => f,
+            (q, 0) => q,
+            (_, f) if in_hold => f,
+            (q, f) => q.min(f),
+        };
+        let target = p.clamp_rate(mul_div(base, 1024 - p.rate_margin().min(1024), 1024));
+        if fair != 0 {
+            self.fair = p.clamp_rate(fair);
+        }
+        self.inc_t = now;
+        self.above = 0;
+        if in_hold && target >= self.rate {
+            return Change::Same;
+        }
+        self.rate = target;
+        self.set_t = now;
+        self.hold_ns = u64::from(info.interval_us).saturating_mul(2 * NS_PER_US);
+        Change::of(old, self.rate)
+    }
+
+    /// A standard CNP without measurement (all-zero payload): treated as a measurement of
+    /// nothing, i.e. a cut to `rp_min_dec_fac` percent.
+    pub fn on_plain_cnp(&mut self, now: u64, p: &Params) -> Change {
+        self.on_cnp(now, &CnpInfo::default(), p)
+    }
+
+    /// One increase event.
+    fn increase(&mut self, p: &Params) {
+        let ai = p.ai_rate();
+        if self.rate < self.fair {
+            let gap = self.fair - self.rate;
+            self.rate = if gap <= ai {
+                self.fair
+            } else {
+                self.rate + gap / 2
+            };
+        } else {
+            self.above = self.above.saturating_add(1);
+            let f = p.threshold();
+            let step = if self.above > f {
+                u64::from(self.above - f).saturating_mul(p.hai_rate())
+            } else {
+                ai
+            };
+            self.rate = self.rate.saturating_add(step);
+        }
+        self.rate = p.clamp_rate(self.rate);
+    }
+
+    /// Lazy recovery timer: one increase event per rp_time_reset without CNP.
+    pub fn tick(&mut self, now: u64, p: &Params) -> Change {
+        let old = self.rate;
+        let tp = p.time_reset_ns().max(1);
+        let n = now.saturating_sub(self.inc_t) / tp;
+        if n > 0 {
+            let max = p.max_rate();
+            for _ in 0..n.min(4096) {
+                if self.rate >= max {
+                    break;
+                }
+                self.increase(p);
+            }
+            self.inc_t = self.inc_t.saturating_add(n.saturating_mul(tp));
+        }
+        self.rate = p.clamp_rate(self.rate);
+        Change::of(old, self.rate)
+    }
+
+    /// Current rate, bytes/s.
+    pub fn rate(&self) -> u64 {
+        self.rate
+    }
+
+    /// The remembered fair share, bytes/s (0 before the first measured CNP).
+    pub fn fair(&self) -> u64 {
+        self.fair
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::params::{idx, NPARAMS};
+    use super::super::MBPS;
+    use super::*;
+    use proptest::prelude::*;
+
+    const US: u64 = 1000;
+
+    #[test]
+    fn cnp_info_bytes() {
+        let i = CnpInfo {
+            qp_rate: 1_234_567,
+            port_rate: 9_999_999_999_999,
+            active_qps: 3,
+            interval_us: 1000,
+        };
+        let mut b = [0u8; 16];
+        assert!(i.encode(&mut b));
+        assert_eq!(
+            b,
+            [0x72, 0x72, 1, 0, 0, 0, 0x04, 0xd2, 0xff, 0xff, 0xff, 0xff, 0, 3, 0, 62]
+        );
+        let d = CnpInfo::decode(&b).unwrap();
+        assert_eq!(d.qp_rate, 1_234_000);
+        assert_eq!(d.port_rate, u64::from(u32::MAX) * 1000);
+        assert_eq!(d.interval_us, 992);
+        assert_eq!(CnpInfo::decode(&[0u8; 16]), None);
+        assert_eq!(CnpInfo::decode(&b[..15]), None);
+        assert!(!i.encode(&mut b[..15]));
+        b[2] = 2;
+        assert_eq!(CnpInfo::decode(&b), None);
+    }
+
+    #[test]
+    fn meter_intervals() {
+        let iv = 1000 * US;
+        let mut m = Meter::new();
+        assert_eq!(m.rate(0, iv), 0);
+        assert!(m.idle(0, 10));
+        for t in 0..100u64 {
+            m.add(t * 10 * US, 1000, iv); // 1000 B per 10 us = 100 MB/s
+        }
+        assert_eq!(m.rate(990 * US, iv), 0);
+        m.add(1000 * US, 1000, iv);
+        assert_eq!(m.rate(1000 * US, iv), 100_000_000);
+        assert_eq!(m.last_ns(), 1000 * US);
+        assert!(!m.idle(1500 * US, 1000 * US));
+        assert_eq!(m.rate(3000 * US, iv), 100_000_000);
+        assert_eq!(m.rate(3001 * US, iv), 0);
+    }
+
+    #[test]
+    fn port_counts_active_qps() {
+        let p = Params::DEFAULT;
+        let mut port = Port::new();
+        let (mut a, mut b) = (false, false);
+        port.on_packet(0, 100, &mut a, &p);
+        port.on_packet(1, 100, &mut a, &p);
+        port.on_packet(2, 100, &mut b, &p);
+        assert_eq!(port.active(), 2);
+        port.on_idle(&mut a);
+        port.on_idle(&mut a);
+        assert_eq!(port.active(), 1);
+        port.on_packet(2_000_000, 100, &mut b, &p);
+        assert_eq!(port.rate(2_000_000, &p), 300 * 1_000_000_000 / 2_000_000);
+        let m = Meter::new();
+        let i = port.info(2_000_000, &m, &p);
+        assert_eq!((i.qp_rate, i.active_qps, i.interval_us), (0, 1, 1000));
+    }
+
+    #[test]
+    fn rate_set_from_measurement_and_recovers() {
+        let mut p = Params::DEFAULT;
+        p.set(idx::RP_MAX_RATE, 1000);
+        let mut r = RateCc::new(0, &p);
+        let info = CnpInfo {
+            qp_rate: 60 * MBPS,
+            port_rate: 125 * MBPS,
+            active_qps: 4,
+            interval_us: 1000,
+        };
+        assert_eq!(r.on_cnp(0, &info, &p), Change::Decreased);
+        let fair = 125 * MBPS / 4;
+        assert_eq!(r.rate(), fair * 973 / 1024);
+        assert_eq!(r.fair(), fair);
+        // In the hold the stale qp_rate cannot push it further down.
+        let low = CnpInfo {
+            qp_rate: 10 * MBPS,
+            ..info
+        };
+        assert_eq!(r.on_cnp(100 * US, &low, &p), Change::Same);
+        // After it, it can (the flow uses less than its share).
+        assert_eq!(r.on_cnp(2200 * US, &low, &p), Change::Decreased);
+        assert_eq!(r.rate(), 10 * MBPS * 973 / 1024);
+        // Quiet: halve the gap to the share, then additive beyond it.
+        let mut last = r.rate();
+        let mut t = 2200 * US;
+        while r.rate() < fair {
+            t += 300 * US;
+            assert_eq!(r.tick(t, &p), Change::Increased);
+            assert!(r.rate() > last);
+            last = r.rate();
+        }
+        assert_eq!(r.rate(), fair);
+        r.tick(t + 300 * US, &p);
+        assert_eq!(r.rate(), fair + p.ai_rate());
+        r.tick(t + 1_000_000_000, &p);
+        assert_eq!(r.rate(), p.max_rate());
+    }
+
+    #[test]
+    fn unmeasured_cnp() {
+        let p = Params::DEFAULT;
+        let mut r = RateCc::new(0, &p);
+        assert_eq!(r.on_plain_cnp(0, &p), Change::Decreased);
+        assert_eq!(r.rate(), p.max_rate() / 2 * 973 / 1024);
+    }
+
+    proptest! {
+        #[test]
+        fn cnp_info_round_trip(q in any::<u32>(), pr in any::<u32>(), a in any::<u16>(),
+                               iv in any::<u16>()) {
+            let i = CnpInfo {
+                qp_rate: u64::from(q) * 1000,
+                port_rate: u64::from(pr) * 1000,
+                active_qps: a,
+                interval_us: u32::from(iv) * 16,
+            };
+            let mut b = [0u8; CNP_INFO_LEN];
+            prop_assert!(i.encode(&mut b));
+            prop_assert_eq!(CnpInfo::decode(&b), Some(i));
+        }
+
+        #[test]
+        fn cnp_info_decode_any(b in proptest::collection::vec(any::<u8>(), 0..40)) {
+            if let Some(i) = CnpInfo::decode(&b) {
+                let mut out = [0u8; CNP_INFO_LEN];
+                prop_assert!(i.encode(&mut out));
+                prop_assert_eq!(&out[..3], &b[..3]);
+                prop_assert_eq!(&out[4..], &b[4..CNP_INFO_LEN]);
+            }
+        }
+
+        /// The rate stays within [min_rate, max_rate] whatever the CNPs, times and knobs.
+        #[test]
+        fn rate_in_bounds(
+            vals in proptest::collection::vec(any::<u32>(), NPARAMS),
+            ev in proptest::collection::vec(
+                (any::<bool>(), 0u64..5_000_000, any::<u64>(), any::<u64>(), any::<u16>(),
+                 any::<u32>()), 0..200),
+        ) {
+            let mut a = [0u32; NPARAMS];
+            a.copy_from_slice(&vals);
+            let p = Params::from_values(&a);
+            let mut now = 0u64;
+            let mut r = RateCc::new(now, &p);
+            for (cnp, dt, q, pr, act, iv) in ev {
+                now = now.saturating_add(dt);
+                if cnp {
+                    let i = CnpInfo { qp_rate: q, port_rate: pr, active_qps: act, interval_us: iv };
+                    r.on_cnp(now, &i, &p);
+                } else {
+                    r.tick(now, &p);
+                }
+                prop_assert!(p.min_rate() <= r.rate() && r.rate() <= p.max_rate());
+            }
+        }
+    }
+}
