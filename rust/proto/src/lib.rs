@@ -16,6 +16,7 @@
 
 pub mod bth;
 pub mod cc;
+pub mod ccwire;
 pub mod exthdr;
 pub mod icrc;
 pub mod opcode;

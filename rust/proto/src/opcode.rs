@@ -258,7 +258,8 @@ pub const fn info(opcode: u8) -> Option<OpInfo> {
             ),
             _ => return None,
         },
-        4 if opcode == op::CNP => (Transport::Cnp, CNP),
+        // The 16 reserved bytes are its payload (rrxe receivers put their rates there).
+        4 if opcode == op::CNP => (Transport::Cnp, CNP | PAYLOAD),
         _ => return None,
     };
     Some(OpInfo {

@@ -7,6 +7,7 @@
 //! the input (see the fuzz target and the property tests).
 
 use super::bth::{Bth, HdrError};
+use super::ccwire::{self, TsEcho, TS_ECHO_LEN, TS_LEN, XF_TS};
 use super::exthdr::{decode_u32, Aeth, AtomicAckEth, AtomicEth, Deth, Reth};
 use super::opcode::{flags, info, op, OpInfo, ICRC_LEN};
 use super::sel::{Sack, Xeth, SACK_LEN, XETH_LEN, XF_EXT};
@@ -51,8 +52,8 @@ pub struct Packet<'a> {
 
 /// Length of the rrxe header (XETH or SACK) a packet with this BTH carries after its
 /// IBTA headers: the flag only means something on packets with payload and on ACKs.
-pub fn rrxe_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
-    if bth.xflags & XF_EXT == 0 {
+fn sel_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
+    if bth.xflags & XF_EXT == 0 || info.has(flags::CNP) {
         0
     } else if info.has(flags::PAYLOAD) {
         XETH_LEN
@@ -61,6 +62,26 @@ pub fn rrxe_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
     } else {
         0
     }
+}
+
+/// Length of the timestamp header a packet with this BTH carries after the XETH or SACK:
+/// the flag only means something on requests with payload and on ACKs.
+fn ts_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
+    if bth.xflags & XF_TS == 0 {
+        0
+    } else if info.has(flags::PAYLOAD) && info.has(flags::REQ) {
+        TS_LEN
+    } else if info.opcode == op::RC_ACK {
+        TS_ECHO_LEN
+    } else {
+        0
+    }
+}
+
+/// Length of the rrxe headers (XETH or SACK, then timestamps) a packet with this BTH
+/// carries after its IBTA headers.
+pub fn rrxe_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
+    sel_hdr_len(bth, info) + ts_hdr_len(bth, info)
 }
 
 /// Length of all headers (IBTA and rrxe) a packet with this BTH carries.
@@ -149,10 +170,34 @@ impl Packet<'_> {
     }
 
     fn rrxe_hdr(&self) -> Option<&[u8]> {
-        if rrxe_hdr_len(&self.bth, &self.info) == 0 {
+        if sel_hdr_len(&self.bth, &self.info) == 0 {
             return None;
         }
         self.hdr.get(self.info.header_len()..)
+    }
+
+    fn ts_hdr(&self) -> Option<&[u8]> {
+        if ts_hdr_len(&self.bth, &self.info) == 0 {
+            return None;
+        }
+        self.hdr
+            .get(self.info.header_len() + sel_hdr_len(&self.bth, &self.info)..)
+    }
+
+    /// The sender's transmit timestamp, if the packet (a request) carries one.
+    pub fn ts(&self) -> Option<u32> {
+        if !self.info.has(flags::PAYLOAD) {
+            return None;
+        }
+        ccwire::decode_ts(self.ts_hdr()?).ok()
+    }
+
+    /// The timestamp echo, if the packet (an ACK) carries one.
+    pub fn ts_echo(&self) -> Option<TsEcho> {
+        if self.info.opcode != op::RC_ACK {
+            return None;
+        }
+        TsEcho::decode(self.ts_hdr()?).ok()
     }
 
     /// rrxe's extended transport header, if the packet carries one.
@@ -193,6 +238,10 @@ pub struct Ext {
     pub xeth: Option<Xeth>,
     /// rrxe SACK (written when the BTH flags it on an ACK).
     pub sack: Option<Sack>,
+    /// Transmit timestamp (written when the BTH flags it on a request with payload).
+    pub ts: Option<u32>,
+    /// Timestamp echo (written when the BTH flags it on an ACK).
+    pub ts_echo: Option<TsEcho>,
 }
 
 /// Writes BTH and the opcode's extension headers at the start of `out`; returns the
@@ -229,12 +278,21 @@ pub fn write_headers(bth: &Bth, ext: &Ext, out: &mut [u8]) -> Result<usize, Pars
     if let Some(o) = at(flags::IETH) {
         encode_u32(ext.ieth.ok_or(t)?, out.get_mut(o..).ok_or(t)?)?;
     }
-    if hlen > ibta {
+    let sel = sel_hdr_len(bth, &info);
+    if sel != 0 {
         let x = out.get_mut(ibta..).ok_or(t)?;
         if info.has(flags::PAYLOAD) {
             ext.xeth.ok_or(t)?.encode(x)?;
         } else {
             ext.sack.ok_or(t)?.encode(x)?;
+        }
+    }
+    if ts_hdr_len(bth, &info) != 0 {
+        let x = out.get_mut(ibta + sel..).ok_or(t)?;
+        if info.has(flags::PAYLOAD) {
+            ccwire::encode_ts(ext.ts.ok_or(t)?, x)?;
+        } else {
+            ext.ts_echo.ok_or(t)?.encode(x)?;
         }
     }
     Ok(hlen)

@@ -11,6 +11,7 @@
 
 use proptest::prelude::*;
 use rrxe_proto::bth::Bth;
+use rrxe_proto::ccwire::{TsEcho, TS_ECHO_LEN, TS_LEN, XF_TS};
 use rrxe_proto::exthdr::{Aeth, AtomicAckEth, AtomicEth, Deth, Reth, Syndrome};
 use rrxe_proto::icrc::{self, TableCrc32};
 use rrxe_proto::opcode::{flags, info, ICRC_LEN};
@@ -53,6 +54,11 @@ fn all_ext() -> Ext {
             base: Psn::new(0xff_fff0),
             full: true,
             missing: 0x8000_0000_0000_0000_0000_0000_0000_0005,
+        }),
+        ts: Some(0x8765_4321),
+        ts_echo: Some(TsEcho {
+            tx: 0xfeed_0001,
+            rx: 0x0000_beef,
         }),
     }
 }
@@ -115,8 +121,8 @@ fn every_opcode_round_trips() {
     }
 }
 
-/// With the rrxe flag, packets with payload carry an XETH and ACKs a SACK after the IBTA
-/// headers; every other opcode ignores the flag.
+/// With the rrxe flag, packets with payload (not CNPs) carry an XETH and ACKs a SACK after
+/// the IBTA headers; every other opcode ignores the flag.
 #[test]
 fn rrxe_headers_round_trip() {
     for opcode in 0..=255u8 {
@@ -127,7 +133,8 @@ fn rrxe_headers_round_trip() {
         let p = parse(&buf).unwrap_or_else(|e| panic!("{opcode:#x}: {e:?}"));
         assert_eq!(p.payload, payload, "{opcode:#x}");
         let e = all_ext();
-        let (x, s, extra) = if i.has(flags::PAYLOAD) {
+        // (A CNP's payload is its reserved bytes: no XETH.)
+        let (x, s, extra) = if i.has(flags::PAYLOAD) && !i.has(flags::CNP) {
             (e.xeth, None, XETH_LEN)
         } else if opcode == 0x11 {
             (None, e.sack, SACK_LEN)
@@ -143,6 +150,39 @@ fn rrxe_headers_round_trip() {
     // A flagged packet too short for its XETH is truncated, not misread.
     let mut short = build_x(0x04, b"", XF_EXT);
     short.drain(12..20);
+    assert_eq!(parse(&short).unwrap_err(), ParseError::Truncated);
+}
+
+/// With the timestamp flag, requests with payload carry a transmit timestamp and ACKs an
+/// echo, after the XETH or SACK when both flags are set; every other opcode ignores it.
+#[test]
+fn timestamp_headers_round_trip() {
+    for opcode in 0..=255u8 {
+        let Some(i) = info(opcode) else { continue };
+        let payload: &[u8] = if i.has(flags::PAYLOAD) { b"xyz" } else { b"" };
+        for sel in [0, XF_EXT] {
+            let plain = build_x(opcode, payload, sel);
+            let buf = build_x(opcode, payload, sel | XF_TS);
+            let p = parse(&buf).unwrap_or_else(|e| panic!("{opcode:#x}: {e:?}"));
+            assert_eq!(p.payload, payload, "{opcode:#x}");
+            let e = all_ext();
+            let (t, echo, extra) = if i.has(flags::PAYLOAD) && i.has(flags::REQ) {
+                (e.ts, None, TS_LEN)
+            } else if opcode == 0x11 {
+                (None, e.ts_echo, TS_ECHO_LEN)
+            } else {
+                (None, None, 0)
+            };
+            assert_eq!((p.ts(), p.ts_echo()), (t, echo), "{opcode:#x}");
+            assert_eq!(buf.len(), plain.len() + extra, "{opcode:#x}");
+            // The selective header is still where it was.
+            let q = parse(&plain).unwrap();
+            assert_eq!((p.xeth(), p.sack()), (q.xeth(), q.sack()), "{opcode:#x}");
+            assert_eq!((q.ts(), q.ts_echo()), (None, None));
+        }
+    }
+    let mut short = build_x(0x11, b"", XF_TS);
+    short.drain(16..20);
     assert_eq!(parse(&short).unwrap_err(), ParseError::Truncated);
 }
 

@@ -72,10 +72,16 @@ impl Dcqcn {
         }
     }
 
-    /// A CNP arrived: Decreased, or Same when ignored (within rp_rate_reduce_monitor_period
-    /// of the last decrease).
+    /// Whether a CNP at `now` is ignored: within rp_rate_reduce_monitor_period of the
+    /// last decrease.
+    pub fn monitoring(&self, now: u64, p: &Params) -> bool {
+        self.cut && now.saturating_sub(self.cut_t) < p.reduce_monitor_ns()
+    }
+
+    /// A CNP arrived: Decreased, or Same when ignored ([`Dcqcn::monitoring`]) or when the
+    /// rate is already at its floor.
     pub fn on_cnp(&mut self, now: u64, p: &Params) -> Change {
-        if self.cut && now.saturating_sub(self.cut_t) < p.reduce_monitor_ns() {
+        if self.monitoring(now, p) {
             return Change::Same;
         }
         let old = self.rc;

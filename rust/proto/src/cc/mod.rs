@@ -94,17 +94,55 @@ pub const NS_PER_US: u64 = 1_000;
 pub const NS_PER_SEC: u64 = 1_000_000_000;
 
 /// `v * num / den` without overflow (saturating at `u64::MAX`; 0 when `den` is 0).
+///
+/// No 128-bit division: the kernel has no `__udivti3`. Exact while `v * num` fits in 64
+/// bits; beyond, `v = q * den + r` gives `q * num + r * num / den`, and the second term
+/// (less than `num`) drops low bits of `r` and `den` alike until its product fits.
 pub fn mul_div(v: u64, num: u64, den: u64) -> u64 {
     if den == 0 {
         return 0;
     }
-    let r = u128::from(v) * u128::from(num) / u128::from(den);
-    u64::try_from(r).unwrap_or(u64::MAX)
+    if let Some(p) = v.checked_mul(num) {
+        return p / den;
+    }
+    let (q, mut r, mut d) = (v / den, v % den, den);
+    while r.checked_mul(num).is_none() {
+        r >>= 1;
+        d >>= 1;
+    }
+    let lo = match r.checked_mul(num) {
+        Some(p) if d != 0 => p / d,
+        _ => 0,
+    };
+    q.saturating_mul(num).saturating_add(lo)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mul_div_without_u128() {
+        let cases = [
+            (7u64, 3u64, 2u64),
+            (u64::MAX, 1_000_000_000, 1_000_000_000),
+            (u64::MAX / 3, 1 << 40, 1 << 41),
+            (123_456_789_012, 987_654_321_098, 1_000_000_007),
+            (u64::MAX, u64::MAX, u64::MAX - 1),
+            (5, 0, 3),
+        ];
+        for (v, n, d) in cases {
+            let exact = u128::from(v) * u128::from(n) / u128::from(d);
+            let want = u64::try_from(exact).unwrap_or(u64::MAX);
+            let got = mul_div(v, n, d);
+            // Exact, or (saturated or shifted) within one part in 2^30.
+            assert!(
+                got == want || got.abs_diff(want) <= want >> 30,
+                "{v} {n} {d}: {got} {want}"
+            );
+        }
+        assert_eq!(mul_div(1, 2, 0), 0);
+    }
 
     #[test]
     fn algo_numbers_and_names() {

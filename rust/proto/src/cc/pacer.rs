@@ -82,10 +82,10 @@ impl Pacer {
             self.tokens -= i128::from(bytes) * NB;
             return Ok(());
         }
-        let debt = self.tokens.unsigned_abs();
-        let rate = u128::from(self.rate);
-        let wait = debt.div_ceil(rate);
-        Err(u64::try_from(wait).unwrap_or(u64::MAX))
+        // (At most one packet's worth of nanobytes: 64-bit division, which the kernel
+        // has; it has no 128-bit one.)
+        let debt = u64::try_from(self.tokens.unsigned_abs()).unwrap_or(u64::MAX);
+        Err(debt.div_ceil(self.rate))
     }
 }
 
