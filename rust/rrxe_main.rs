@@ -26,6 +26,10 @@ module! {
             default: 1,
             description: "Selective retransmission: 0 = plain IBTA go-back-N, 1 = negotiate per connection (default), 2 = always (both ends rrxe)",
         },
+        cc_algo: u32 {
+            default: 2,
+            description: "Congestion control of new devices (debugfs rrxe-DEV/cc_params/algo changes it at run time): 0 = none, 1 = dcqcn, 2 = rate (the receiver's measured rate from rrxe peers' CNPs, dcqcn for others; default), 3 = delay (per-destination one-way delays)",
+        },
         reasm_qp_kib: u32 {
             default: 4096,
             description: "KiB of packets one QP keeps beyond its expected PSN (1..65536; the device keeps at most 64 MiB)",

@@ -191,7 +191,7 @@ impl IbDriver for Rrxe {
             node_guid: eui64_from_mac(mac),
             num_comp_vectors: num_possible_cpus(),
         };
-        let shared = DevShared::new(ndev.net())?;
+        let shared = DevShared::new(ndev.net(), name, &super::cc::defaults())?;
         let table = QpTable {
             qps: filled(QP_TABLE + 1, None)?,
             used: filled(QP_TABLE + 1, false)?,

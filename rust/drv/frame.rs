@@ -21,3 +21,22 @@ pub(crate) fn rc_packet(skb: &mut SkBuff) -> Option<Packet<'_>> {
     let (_, udp_payload) = split(l3, v6)?;
     packet::parse(udp_payload).ok()
 }
+
+/// ECN codepoints in the IP header's traffic class (RFC 3168).
+pub(crate) mod ecn {
+    /// ECN-capable transport, codepoint 0: what rrxe's data packets carry.
+    pub(crate) const ECT0: u8 = 0x02;
+    /// Both ECN bits: the field's mask, and Congestion Experienced.
+    pub(crate) const CE: u8 = 0x03;
+}
+
+/// Whether a router marked the packet Congestion Experienced (IPv4 TOS or IPv6 traffic
+/// class, low two bits).
+pub(crate) fn ce(l3: &[u8], v6: bool) -> bool {
+    let bits = if v6 {
+        l3.get(1).map(|b| b >> 4)
+    } else {
+        l3.get(1).copied()
+    };
+    bits.is_some_and(|b| b & ecn::CE == ecn::CE)
+}

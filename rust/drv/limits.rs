@@ -30,3 +30,7 @@ pub(crate) const CLOSED_US: u64 = 20_000_000;
 
 // The responder's atomic replay table covers the deepest responder.
 const _: () = assert!(crate::proto::rc::resp::REPLAY >= MAX_QP_RD_ATOM as usize);
+
+/// Destinations (peer addresses) the delay-based congestion control keeps a register
+/// and a rate limiter for, per device; QPs to further destinations are not paced.
+pub(crate) const CC_DESTS: usize = 64;

@@ -4,8 +4,9 @@
 
 #![forbid(unsafe_code)]
 
-// Dependencies point one way, leaves first: limits, stats <- tx, frame <- res <- shared
-// <- qp <- device <- rx.
+// Dependencies point one way, leaves first: limits, stats <- tx, frame, cc <- res <-
+// shared <- qp <- device <- rx.
+mod cc;
 mod device;
 mod frame;
 mod limits;

@@ -81,6 +81,12 @@ impl UdpRx for Rrxe {
         let data = dev.data();
         let shared = data.shared();
         shared.stats.rx_packets.inc();
+        // Before anything can drop it: a router marked it (the QP's responder answers
+        // with a CNP, see `Qp::note_ce`).
+        let ce = frame::ce(l3, v6);
+        if ce {
+            shared.stats.np_ecn_marked_roce_packets.inc();
+        }
         let Some((_, udp_payload)) = frame::split(l3, v6) else {
             shared.stats.drop_malformed.inc();
             return;
@@ -111,10 +117,12 @@ impl UdpRx for Rrxe {
         };
         if cnp {
             shared.stats.cnp_rcvd.inc();
-            skb.consume();
-            return;
         }
         let Some(qp) = data.qp(dqpn) else {
+            if cnp {
+                shared.stats.drop_qpn.inc();
+                return;
+            }
             // A corrupted packet is counted as such, whatever QPN its bits now name.
             let body = l3.get(..l3.len().saturating_sub(ICRC_LEN)).unwrap_or(&[]);
             let icrc = l3.get(l3.len().saturating_sub(ICRC_LEN)..);
@@ -131,6 +139,9 @@ impl UdpRx for Rrxe {
             }
             return;
         };
+        if ce && !key.resp {
+            qp.note_ce();
+        }
         qp.queue_rx(skb, len, key, retx);
     }
 }

@@ -3,6 +3,7 @@
 //! MR and address-handle tables, the reassembly budget, the atomic lock and the records
 //! of recently destroyed QPs. (The QP table is the device's own: see `device`.)
 
+use super::cc::{Dests, Knobs};
 use super::limits::{AH_TABLE, CLOSED_MAX, MR_TABLE, REASM_DEV_MAX};
 use super::res::{Ah, Mr};
 use super::stats::Stats;
@@ -11,9 +12,13 @@ use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockI
 use crate::kabi::netdev::NetNs;
 use crate::kabi::timer::Deadline;
 use crate::proto::bth::Bth;
+use crate::proto::cc::params::Params;
+use crate::proto::cc::share::Port;
 use crate::proto::packet::Ext;
 use crate::proto::psn::Psn;
+use kernel::debugfs::Scope;
 use kernel::prelude::*;
+use kernel::str::CString;
 use kernel::sync::Arc;
 
 /// How far before a destroyed QP's expected PSN a request may be (a peer has far fewer
@@ -60,6 +65,15 @@ pub(crate) struct DevShared {
     /// interrupts disabled (the CM does, under its own locks).
     #[pin]
     ahs: SpinLockIrq<KVec<Option<Arc<Ah>>>>,
+    /// Congestion-control knobs, with their debugfs files.
+    #[pin]
+    pub(crate) knobs: Scope<Knobs>,
+    /// Receiver: bytes and active QPs of the port (what CNPs to rrxe senders carry).
+    #[pin]
+    pub(crate) port: SpinLockBh<Port>,
+    /// Sender: the delay-based algorithm's destinations.
+    #[pin]
+    pub(crate) dests: SpinLockBh<Dests>,
 }
 
 /// A vector of `n` copies of `v`.
@@ -72,7 +86,11 @@ pub(crate) fn filled<T: Clone>(n: usize, v: T) -> Result<KVec<T>> {
 }
 
 impl DevShared {
-    pub(crate) fn new(net: NetNs) -> Result<Arc<DevShared>> {
+    /// Device state for the device `name` (its debugfs directory is `rrxe-<name>`), with
+    /// congestion-control knobs at `cc`.
+    pub(crate) fn new(net: NetNs, name: &CStr, cc: &Params) -> Result<Arc<DevShared>> {
+        let dir = CString::try_from_fmt(fmt!("rrxe-{}", name.to_str().unwrap_or("?")))?;
+        let dests = Dests::new()?;
         let mrs = filled(MR_TABLE, None)?;
         let mut mr_used = filled(MR_TABLE, false)?;
         let ah_table = filled(AH_TABLE, None)?;
@@ -94,6 +112,9 @@ impl DevShared {
                 }),
                 atomic <- new_spinlock_bh!(()),
                 ahs <- new_spinlock_irq!(ah_table),
+                knobs <- Scope::dir(Knobs::new(cc), &dir, |k, d| k.populate(d)),
+                port <- new_spinlock_bh!(Port::new()),
+                dests <- new_spinlock_bh!(dests),
             }),
             GFP_KERNEL,
         )

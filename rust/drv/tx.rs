@@ -2,6 +2,7 @@
 //! Transmission: the path (route) of a connected QP or an address handle, and one
 //! RoCEv2 packet built into an skb, its ICRC computed, handed to the IP layer.
 
+use super::frame::ecn;
 use super::stats::Stats;
 use crate::kabi::crc::KernelCrc32;
 use crate::kabi::netdev::NetNs;
@@ -9,7 +10,7 @@ use crate::kabi::skb::{Dst, SkBuff};
 use crate::kabi::verbs::Av;
 use crate::proto::bth::Bth;
 use crate::proto::icrc;
-use crate::proto::opcode::ICRC_LEN;
+use crate::proto::opcode::{op, ICRC_LEN};
 use crate::proto::packet::{self, write_headers, Ext};
 use kernel::prelude::*;
 
@@ -68,8 +69,17 @@ pub(crate) struct TxPkt<'a> {
 
 /// Builds and sends one packet on `path`. `Err(status)` if the payload could not be
 /// gathered (a completion status), `Err(LOC_QP_OP_ERR)` for any other failure.
+///
+/// Packets with payload (not CNPs) leave ECN-capable (ECT(0)), so a congested router marks them
+/// instead of dropping them; the traffic class's upper six bits (DSCP) are the path's.
 pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
     use crate::proto::uapi::wc_status::LOC_QP_OP_ERR as E;
+    let data = matches!(p.payload, Payload::Fill(..)) && p.bth.opcode != op::CNP;
+    let tclass = if data {
+        (path.tclass & !ecn::CE) | ecn::ECT0
+    } else {
+        path.tclass & !ecn::CE
+    };
     let hlen = packet::headers_len(&p.bth).ok_or(E)?;
     let plen = match p.payload {
         Payload::None => 0,
@@ -100,7 +110,7 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
             &path.dst,
             &path.saddr,
             &path.daddr,
-            path.tclass,
+            tclass,
             path.hop_limit,
             path.sport,
         );
@@ -110,7 +120,7 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
             &path.dst,
             v4(&path.saddr),
             v4(&path.daddr),
-            path.tclass,
+            tclass,
             path.hop_limit,
             path.sport,
         );

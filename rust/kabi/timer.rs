@@ -9,8 +9,8 @@ use kernel::types::Opaque;
 
 /// Receives timer expiries (softirq; must not sleep).
 pub(crate) trait TimerHandler: Sync + 'static {
-    /// The timer fired.
-    fn timer_fired(&self);
+    /// Timer `id` (as given to [`Timer::new`]) fired.
+    fn timer_fired(&self, id: u8);
 }
 
 #[repr(C)]
@@ -24,6 +24,8 @@ struct TimerBox<T> {
     due_ns: AtomicI64,
     /// The expiry the `hrtimer` was last started for; 0 once it has fired.
     armed_ns: AtomicI64,
+    /// Which of its owner's timers this is.
+    id: u8,
     /// Closed by [`Timer::shutdown`] before it cancels the timer (see [`start`]).
     #[pin]
     gate: Gate,
@@ -88,20 +90,21 @@ unsafe extern "C" fn fire<T: TimerHandler>(t: *mut b::hrtimer) -> b::hrtimer_res
     if !ctx.is_null() {
         // SAFETY: `ctx` is set by `bind` to an object that stays alive until `shutdown`
         // clears it and waits for this callback to finish.
-        unsafe { (*ctx).timer_fired() };
+        unsafe { (*ctx).timer_fired(tb.id) };
     }
     b::hrtimer_restart::HRTIMER_NORESTART
 }
 
 impl<T: TimerHandler> Timer<T> {
-    /// An unbound timer.
-    pub(crate) fn new() -> Result<Self> {
+    /// An unbound timer; its expiries reach the handler with `id`.
+    pub(crate) fn new(id: u8) -> Result<Self> {
         let tb = KBox::pin_init(
             pin_init!(TimerBox {
                 timer: Opaque::zeroed(),
                 ctx: AtomicPtr::new(core::ptr::null_mut()),
                 due_ns: AtomicI64::new(0),
                 armed_ns: AtomicI64::new(0),
+                id,
                 gate <- Gate::new(),
             }),
             GFP_KERNEL,

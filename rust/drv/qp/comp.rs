@@ -10,6 +10,7 @@ use super::mem::WqeCache;
 use super::sched::mono_ns;
 use super::{selmode, Qp, State};
 use crate::proto::bth::Bth;
+use crate::proto::ccwire::CAP_CC;
 use crate::proto::exthdr::{Reth, Syndrome};
 use crate::proto::opcode::{flags as f, op};
 use crate::proto::packet::{Ext, Packet};
@@ -30,6 +31,10 @@ impl Qp {
             return;
         }
         let psn = pkt.bth.psn;
+        st.cc.peer = pkt.bth.caps & CAP_CC != 0;
+        if let Some(e) = pkt.ts_echo() {
+            self.cc_echo(&mut st, e);
+        }
         if !st.sel_seen && self.sel_mode == selmode::AUTO {
             st.sel_seen = true;
             if pkt.bth.caps & sel::CAP_SELECTIVE != 0 {

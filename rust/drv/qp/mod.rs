@@ -12,6 +12,7 @@
 //! - `mem.rs`: the decoded-WQE cache, gather and scatter;
 //! - `sched.rs`: where the engine runs: the receive queue, the work item, the timer.
 
+mod cc;
 mod comp;
 mod mem;
 mod reasm;
@@ -37,6 +38,7 @@ use crate::proto::rdrep::ReadRepair;
 use crate::proto::sel::{ProbeDelay, RX_SPAN};
 use crate::proto::uapi::{self, send_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
+use cc::QpCc;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -55,6 +57,14 @@ const REORDER_MAX: u32 = 48;
 const RD_REORDER_MAX: u32 = 256;
 /// Confirmed reports needed to lower a reordering threshold by one.
 const REORDER_DECAY: u32 = 8;
+
+/// The QP's timers, as their expiries reach [`crate::kabi::timer::TimerHandler`].
+/// Retransmission (go-back-N timeout, tail-loss probe, end of an RNR wait).
+const TIMER_RETX: u8 = 0;
+/// Congestion control: the pacer admits the next packet.
+const TIMER_PACE: u8 = 1;
+/// Congestion control: check whether the responder side went idle.
+const TIMER_IDLE: u8 = 2;
 
 /// Selective-retransmission mode (module parameter `selective`).
 pub(crate) mod selmode {
@@ -150,6 +160,8 @@ struct State {
     /// selective retransmission is off).
     kept: KVec<Option<Kept>>,
     kept_bytes: usize,
+    // ---- congestion control
+    cc: QpCc,
 }
 
 /// A queue pair.
@@ -200,6 +212,12 @@ pub(crate) struct Qp {
     /// `reasm_qp_kib` at creation).
     reasm_max: usize,
     timer: Timer<Qp>,
+    /// Congestion control: the pacer's wake-up ([`TIMER_PACE`]).
+    pace_timer: Timer<Qp>,
+    /// Congestion control: the responder's idle check ([`TIMER_IDLE`]).
+    idle_timer: Timer<Qp>,
+    /// A request arrived Congestion Experienced since the responder last looked.
+    ce: AtomicBool,
     /// Requester work deferred from softirq (ACKs, timer) to any CPU.
     send_work: Work<Qp>,
     #[pin]
@@ -333,7 +351,10 @@ impl Qp {
                 max_recv_sge,
                 sel_mode,
                 reasm_max,
-                timer: Timer::new()?,
+                timer: Timer::new(TIMER_RETX)?,
+                pace_timer: Timer::new(TIMER_PACE)?,
+                idle_timer: Timer::new(TIMER_IDLE)?,
+                ce: AtomicBool::new(false),
                 send_work: Work::new()?,
                 st <- new_spinlock_bh!(State {
                     state: QpState::Reset,
@@ -374,12 +395,15 @@ impl Qp {
                     keep: Keeper::new(Psn::new(0), REORDER_MAX, REORDER_DECAY),
                     kept,
                     kept_bytes: 0,
+                    cc: QpCc::new(dev.knobs.params()),
                 }),
             }),
             GFP_KERNEL,
         );
         let qp = r?;
         qp.timer.bind(&qp);
+        qp.pace_timer.bind(&qp);
+        qp.idle_timer.bind(&qp);
         qp.send_work.bind(&qp);
         Ok(qp)
     }
@@ -387,6 +411,8 @@ impl Qp {
     /// Undoes [`Qp::create`] for a QP that was never published.
     pub(crate) fn abort(&self) {
         self.timer.shutdown();
+        self.pace_timer.shutdown();
+        self.idle_timer.shutdown();
         self.send_work.shutdown();
     }
 
@@ -401,6 +427,7 @@ impl Qp {
             let keep = !self.ud() && st.state.connected() && (st.peer_sel || !st.resp.read_last);
             st.state = QpState::Reset;
             self.drop_kept(&mut st);
+            self.cc_detach(&mut st);
             let path = if keep { st.path.take() } else { None };
             path.map(|p| (p, st.dest_qpn, st.resp.psn, st.resp.msn))
         };
@@ -419,6 +446,8 @@ impl Qp {
             }
         }
         self.timer.shutdown();
+        self.pace_timer.shutdown();
+        self.idle_timer.shutdown();
         self.send_work.shutdown();
         // Packets still queued are freed unprocessed.
         self.drop_queued();
@@ -543,6 +572,7 @@ impl Qp {
         if !self.ud() && (new == QpState::Rtr || (new == QpState::Rts && st.path.is_none())) {
             let av = st.av.ok_or(EINVAL)?;
             st.path = Some(Path::new(self.dev.net, &av, self.qpn, st.dest_qpn)?);
+            self.cc_attach(&mut st, &av.dgid);
         }
         if new != st.state {
             match new {
@@ -661,6 +691,7 @@ impl Qp {
         st.resp.reset();
         st.path = None;
         self.drop_kept(st);
+        self.cc_detach(st);
         st.sel_tx = self.sel_mode == selmode::FORCE;
         st.peer_sel = self.sel_mode == selmode::FORCE;
         st.sel_seen = false;

@@ -9,6 +9,7 @@ use super::sched::mono_ns;
 use super::Qp;
 use super::{selmode, QpState, State};
 use crate::proto::bth::Bth;
+use crate::proto::ccwire::{CAP_CC, XF_TS};
 use crate::proto::exthdr::{AtomicEth, Reth};
 use crate::proto::opcode::{self, flags as f};
 use crate::proto::packet::Ext;
@@ -41,6 +42,8 @@ impl Qp {
             return;
         }
         let mut sent_any = false;
+        let now = mono_ns();
+        self.cc_refresh(st, now);
         loop {
             if st.req.window_full() {
                 self.dev.stats.window_full.inc();
@@ -48,6 +51,10 @@ impl Qp {
             }
             let i = st.req.next;
             if i == self.sq.producer() || (st.state == QpState::Sqd && i == st.sqd_stop) {
+                break;
+            }
+            let mtu = st.mtu;
+            if !self.cc_admit(st, now, mtu) {
                 break;
             }
             let Ok(wqe) = self.take_wqe(&mut st.cur, i) else {
@@ -182,12 +189,12 @@ impl Qp {
         )
     }
 
-    /// The capability bits a request carries.
+    /// The capability bits a request carries (congestion-control extensions always).
     pub(super) fn offer(&self) -> u8 {
         if self.sel_mode == selmode::OFF {
-            0
+            CAP_CC
         } else {
-            sel::CAP_SELECTIVE
+            sel::CAP_SELECTIVE | CAP_CC
         }
     }
 
@@ -206,6 +213,7 @@ impl Qp {
         let opcode = rc::opcode(kind, seg.first, seg.last);
         let info = opcode::info(opcode).ok_or(wc_status::LOC_QP_OP_ERR)?;
         let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
+        let ts = st.cc.ts();
         let bth = Bth {
             opcode,
             se: seg.last
@@ -217,10 +225,12 @@ impl Qp {
             psn: seg.psn,
             pad: rc::pad(seg.len),
             caps: self.offer(),
-            xflags: if st.sel_tx { sel::XF_EXT | xflags } else { 0 },
+            xflags: if st.sel_tx { sel::XF_EXT | xflags } else { 0 }
+                | if ts.is_some() { XF_TS } else { 0 },
             ..Bth::default()
         };
         let ext = Ext {
+            ts,
             reth: info.has(f::RETH).then_some(Reth {
                 va: wqe.remote_addr,
                 rkey: wqe.rkey,

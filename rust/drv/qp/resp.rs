@@ -10,6 +10,7 @@ use super::super::tx::{Payload, TxPkt};
 use super::Qp;
 use super::{selmode, QpState, State, WriteCtx};
 use crate::proto::bth::Bth;
+use crate::proto::ccwire::{CAP_CC, XF_TS};
 use crate::proto::exthdr::{Aeth, AtomicAckEth, NakCode, Reth, Syndrome};
 use crate::proto::opcode::{self, flags as f, op};
 use crate::proto::packet::{Ext, Packet};
@@ -45,6 +46,7 @@ impl Qp {
             self.ud_recv(&mut st, pkt, ip);
             return None;
         }
+        self.cc_np(&mut st, pkt);
         if pkt.bth.caps & sel::CAP_SELECTIVE != 0 && self.sel_mode != selmode::OFF && !st.peer_sel {
             st.peer_sel = true;
             self.dev.stats.sel_accepted.inc();
@@ -184,11 +186,9 @@ impl Qp {
 
     /// The capability bits a response carries: accepted if the requester offered.
     pub(super) fn accept(st: &State) -> u8 {
-        if st.peer_sel {
-            sel::CAP_SELECTIVE
-        } else {
-            0
-        }
+        let s = if st.peer_sel { sel::CAP_SELECTIVE } else { 0 };
+        let c = if st.cc.offered { CAP_CC } else { 0 };
+        s | c
     }
 
     /// Sends an ACK/NAK, an ATOMIC ACKNOWLEDGE when `atomic_ack` is given, or a SACK.
@@ -200,6 +200,12 @@ impl Qp {
         atomic_ack: Option<AtomicAckEth>,
         sack: Option<Sack>,
     ) {
+        // (Only an ACK echoes a timestamp.)
+        let ts_echo = if atomic_ack.is_none() {
+            st.cc.take_echo()
+        } else {
+            None
+        };
         let Some(path) = st.path.as_ref() else {
             return;
         };
@@ -213,7 +219,8 @@ impl Qp {
             dqpn: st.dest_qpn,
             psn,
             caps: Self::accept(st),
-            xflags: if sack.is_some() { sel::XF_EXT } else { 0 },
+            xflags: if sack.is_some() { sel::XF_EXT } else { 0 }
+                | if ts_echo.is_some() { XF_TS } else { 0 },
             ..Bth::default()
         };
         let ext = Ext {
@@ -223,6 +230,7 @@ impl Qp {
             }),
             atomic_ack,
             sack,
+            ts_echo,
             ..Ext::default()
         };
         self.dev.xmit_hdr(path, bth, ext);

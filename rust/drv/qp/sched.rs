@@ -7,7 +7,7 @@
 
 use super::super::frame;
 use super::super::limits::RX_QUEUE_MAX;
-use super::{Qp, QpState, State};
+use super::{Qp, QpState, State, TIMER_RETX};
 use crate::kabi::crc::KernelCrc32;
 use crate::kabi::skb::SkBuff;
 use crate::kabi::timer::{self, TimerHandler};
@@ -106,7 +106,9 @@ impl Qp {
             return;
         }
         let bytes = udp_payload.len();
-        if pkt.info.has(f::REQ) {
+        if pkt.info.has(f::CNP) {
+            self.on_cnp(&pkt);
+        } else if pkt.info.has(f::REQ) {
             if let Some(psn) = self.on_request(&pkt, ip) {
                 self.keep(psn, skb, bytes);
                 return;
@@ -178,7 +180,11 @@ impl Qp {
 }
 
 impl TimerHandler for Qp {
-    fn timer_fired(&self) {
+    fn timer_fired(&self, id: u8) {
+        if id != TIMER_RETX {
+            self.cc_timer(id);
+            return;
+        }
         let mut st = self.st.lock();
         // (In SQD the WQEs being drained are still retransmitted.)
         if !st.state.sending() {

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Congestion control of one QP, carrying out the protocol core's algorithms
+//! ([`crate::proto::cc`]) with the device's knobs:
+//!
+//! * notification point (responder): meters what the QP receives, counts it into the
+//!   port's statistics, and answers Congestion Experienced marks with a CNP, at most one
+//!   per `np_min_time_between_cnps`; towards an rrxe requester the CNP carries the
+//!   measured rates. Echoes request timestamps in ACKs.
+//! * reaction point (requester): paces the send queue with a token bucket at the rate
+//!   the selected algorithm sets: DCQCN on a standard CNP, the receiver's measured fair
+//!   share on an rrxe CNP (`rate`), or the per-destination delay registers (`delay`),
+//!   whose limiter every QP to that destination shares.
+
+use super::super::tx::{Payload, TxPkt};
+use super::sched::mono_ns;
+use super::{Qp, State, TIMER_IDLE, TIMER_PACE};
+use crate::proto::bth::Bth;
+use crate::proto::cc::dcqcn::{CnpGate, Dcqcn};
+use crate::proto::cc::delay;
+use crate::proto::cc::pacer::Pacer;
+use crate::proto::cc::params::Params;
+use crate::proto::cc::share::{CnpInfo, Meter, RateCc, CNP_INFO_LEN};
+use crate::proto::cc::{Algo, Change};
+use crate::proto::ccwire::{TsEcho, CAP_CC};
+use crate::proto::opcode::op;
+use crate::proto::packet::{Ext, Packet};
+use crate::proto::rc::DEFAULT_PKEY;
+use core::sync::atomic::Ordering;
+
+/// How the requester reacts to CNPs (chosen by the first one).
+pub(super) enum Reaction {
+    /// No CNP yet: line rate.
+    Line,
+    /// A standard CNP (or the `dcqcn` algorithm).
+    Dcqcn(Dcqcn),
+    /// An rrxe CNP under the `rate` algorithm.
+    Rate(RateCc),
+}
+
+/// A QP's congestion-control state (in its engine state, under the QP's lock).
+pub(super) struct QpCc {
+    /// The knobs as of the last requester run or CNP.
+    pub(super) p: Params,
+    /// Requester: the responder accepted rrxe's extensions (timestamps).
+    pub(super) peer: bool,
+    /// Responder: the requester offered them (rates in CNPs, timestamp echoes).
+    pub(super) offered: bool,
+    pacer: Pacer,
+    reaction: Reaction,
+    /// Requester: the delay algorithm's destination entry.
+    pub(super) dest: Option<usize>,
+    /// Responder: CNP spacing.
+    gate: CnpGate,
+    /// Responder: what this QP receives.
+    meter: Meter,
+    /// Responder: counted among the port's active QPs.
+    active: bool,
+    /// Responder: the timestamp the next ACK echoes.
+    echo: Option<TsEcho>,
+}
+
+impl QpCc {
+    pub(super) fn new(p: Params) -> QpCc {
+        QpCc {
+            pacer: Pacer::new(p.pacer_burst()),
+            p,
+            peer: false,
+            offered: false,
+            reaction: Reaction::Line,
+            dest: None,
+            gate: CnpGate::new(),
+            meter: Meter::new(),
+            active: false,
+            echo: None,
+        }
+    }
+
+    /// The transmit timestamp a request carries (the delay algorithm towards an rrxe
+    /// responder).
+    pub(super) fn ts(&self) -> Option<u32> {
+        (self.peer && self.p.algo() == Algo::Delay).then(|| delay::ts_us(mono_ns()))
+    }
+
+    /// The echo an ACK carries, if a timestamped request arrived since the last one.
+    pub(super) fn take_echo(&mut self) -> Option<TsEcho> {
+        self.echo.take()
+    }
+}
+
+impl Qp {
+    /// Receive softirq: a request arrived Congestion Experienced (answered when the
+    /// responder processes this QP's next request, see [`Qp::cc_np`]).
+    pub(crate) fn note_ce(&self) {
+        self.ce.store(true, Ordering::Release);
+    }
+
+    fn count(&self, c: Change) {
+        match c {
+            Change::Decreased => self.dev.stats.rp_rate_dec.inc(),
+            Change::Increased => self.dev.stats.rp_rate_inc.inc(),
+            Change::Same => {}
+        }
+    }
+
+    /// Notification point, for every request the responder accepts for processing.
+    pub(super) fn cc_np(&self, st: &mut State, pkt: &Packet<'_>) {
+        let now = mono_ns();
+        st.cc.p = self.dev.knobs.params();
+        let p = st.cc.p;
+        st.cc.offered = pkt.bth.caps & CAP_CC != 0;
+        let bytes = pkt.payload.len() as u32;
+        st.cc.meter.add(now, bytes, p.meter_ns());
+        let was = st.cc.active;
+        self.dev
+            .port
+            .lock()
+            .on_packet(now, bytes, &mut st.cc.active, &p);
+        if st.cc.active && !was {
+            self.idle_timer.arm_us(p.idle_ns() / 1000);
+        }
+        if let Some(ts) = pkt.ts() {
+            st.cc.echo = Some(TsEcho {
+                tx: ts,
+                rx: delay::ts_us(now),
+            });
+        }
+        if self.ce.swap(false, Ordering::AcqRel) && st.cc.gate.allow(now, &p) {
+            self.send_cnp(st, now);
+        }
+    }
+
+    /// Sends a CNP to the requester: its 16 reserved bytes carry this QP's and the
+    /// port's measured rates if the requester is rrxe, zeros otherwise.
+    fn send_cnp(&self, st: &mut State, now: u64) {
+        let Some(path) = st.path.as_ref() else {
+            return;
+        };
+        let p = st.cc.p;
+        let mut info = [0u8; CNP_INFO_LEN];
+        if st.cc.offered {
+            let i = self.dev.port.lock().info(now, &st.cc.meter, &p);
+            i.encode(&mut info);
+        }
+        let bth = Bth {
+            opcode: op::CNP,
+            pkey: DEFAULT_PKEY,
+            becn: true,
+            dqpn: st.dest_qpn,
+            ..Bth::default()
+        };
+        let fill = |d: &mut [u8]| {
+            for (o, i) in d.iter_mut().zip(info.iter()) {
+                *o = *i;
+            }
+            Ok(())
+        };
+        let sent = self.dev.xmit(
+            path,
+            &TxPkt {
+                bth,
+                ext: Ext::default(),
+                payload: Payload::Fill(CNP_INFO_LEN, &fill),
+            },
+        );
+        if sent.is_ok() {
+            self.dev.stats.np_cnp_sent.inc();
+        }
+    }
+
+    /// Reaction point: a CNP for this QP arrived. `none` and `delay` ignore it; `rate`
+    /// takes an rrxe CNP's measured rates, and everything else gets DCQCN.
+    pub(super) fn on_cnp(&self, pkt: &Packet<'_>) {
+        let mut st = self.st.lock();
+        let now = mono_ns();
+        st.cc.p = self.dev.knobs.params();
+        let p = st.cc.p;
+        let algo = p.algo();
+        if !st.state.sending() || matches!(algo, Algo::None | Algo::Delay) {
+            self.dev.stats.rp_cnp_ignored.inc();
+            return;
+        }
+        let info = if algo == Algo::Rate {
+            CnpInfo::decode(pkt.payload)
+        } else {
+            None
+        };
+        let mut ignored = false;
+        let change = match info {
+            Some(i) => {
+                if !matches!(st.cc.reaction, Reaction::Rate(_)) {
+                    st.cc.reaction = Reaction::Rate(RateCc::new(now, &p));
+                }
+                match &mut st.cc.reaction {
+                    Reaction::Rate(r) => r.on_cnp(now, &i, &p),
+                    _ => Change::Same,
+                }
+            }
+            None => {
+                if !matches!(st.cc.reaction, Reaction::Dcqcn(_)) {
+                    st.cc.reaction = Reaction::Dcqcn(Dcqcn::new(now, &p));
+                }
+                match &mut st.cc.reaction {
+                    Reaction::Dcqcn(d) => {
+                        ignored = d.monitoring(now, &p);
+                        d.on_cnp(now, &p)
+                    }
+                    _ => Change::Same,
+                }
+            }
+        };
+        if ignored {
+            // Within DCQCN's rate-reduction monitor period.
+            self.dev.stats.rp_cnp_ignored.inc();
+        } else {
+            self.dev.stats.rp_cnp_handled.inc();
+        }
+        self.count(change);
+        let r = Self::reaction_rate(&st.cc.reaction);
+        st.cc.pacer.set_rate(now, r);
+    }
+
+    fn reaction_rate(r: &Reaction) -> u64 {
+        match r {
+            Reaction::Line => 0,
+            Reaction::Dcqcn(d) => d.rate(),
+            Reaction::Rate(r) => r.rate(),
+        }
+    }
+
+    /// Requester, once per run: the knobs, and the reaction's timers (rate recovery).
+    pub(super) fn cc_refresh(&self, st: &mut State, now: u64) {
+        st.cc.p = self.dev.knobs.params();
+        let p = st.cc.p;
+        let c = match &mut st.cc.reaction {
+            Reaction::Line => Change::Same,
+            Reaction::Dcqcn(d) => d.tick(now, &p),
+            Reaction::Rate(r) => r.tick(now, &p),
+        };
+        self.count(c);
+        if c != Change::Same {
+            let r = Self::reaction_rate(&st.cc.reaction);
+            st.cc.pacer.set_rate(now, r);
+        }
+        st.cc.pacer.set_burst(p.pacer_burst());
+    }
+
+    /// Requester: whether a packet of `bytes` may leave now; if not, the pacing timer
+    /// runs the requester again when it may.
+    pub(super) fn cc_admit(&self, st: &mut State, now: u64, bytes: u32) -> bool {
+        let p = st.cc.p;
+        let r = match p.algo() {
+            Algo::None => Ok(()),
+            Algo::Dcqcn | Algo::Rate => {
+                let r = st.cc.pacer.take(now, bytes);
+                if r.is_ok() {
+                    if let Reaction::Dcqcn(d) = &mut st.cc.reaction {
+                        let c = d.on_sent(now, bytes, &p);
+                        self.count(c);
+                        if c != Change::Same {
+                            let rate = d.rate();
+                            st.cc.pacer.set_rate(now, rate);
+                        }
+                    }
+                }
+                r
+            }
+            Algo::Delay => match st.cc.dest {
+                Some(i) => self.dev.dests.lock().take(i, now, bytes, &p),
+                None => Ok(()),
+            },
+        };
+        match r {
+            Ok(()) => true,
+            Err(wait_ns) => {
+                let us = wait_ns.div_ceil(1000).max(1);
+                self.dev.stats.rp_paced.inc();
+                self.dev.stats.rp_paced_us.add(us);
+                self.pace_timer.arm_us(us);
+                false
+            }
+        }
+    }
+
+    /// Requester: an ACK echoed a timestamp: one delay sample for the destination.
+    pub(super) fn cc_echo(&self, st: &mut State, e: TsEcho) {
+        let Some(i) = st.cc.dest else {
+            return;
+        };
+        let now = mono_ns();
+        let fwd = delay::delta_us(e.rx, e.tx);
+        let rev = delay::delta_us(delay::ts_us(now), e.rx);
+        let p = st.cc.p;
+        let (_, c) = self.dev.dests.lock().sample(i, now, fwd, rev, &p);
+        self.dev.stats.rp_ts_samples.inc();
+        self.count(c);
+    }
+
+    /// Requester: the QP has a path to `daddr`: join its destination entry.
+    pub(super) fn cc_attach(&self, st: &mut State, daddr: &[u8; 16]) {
+        self.cc_detach(st);
+        let p = self.dev.knobs.params();
+        st.cc.dest = self.dev.dests.lock().attach(daddr, mono_ns(), &p);
+    }
+
+    /// The QP stops sending and receiving (reset, destroy): leave the destination entry
+    /// and the port's active QPs.
+    pub(super) fn cc_detach(&self, st: &mut State) {
+        if let Some(i) = st.cc.dest.take() {
+            self.dev.dests.lock().detach(i);
+        }
+        if st.cc.active {
+            self.dev.port.lock().on_idle(&mut st.cc.active);
+        }
+    }
+
+    /// Timers of congestion control: the pacer's (send what is now admitted) and the
+    /// idle check (a QP that received nothing for `np_idle_us` is no longer active).
+    pub(super) fn cc_timer(&self, id: u8) {
+        if id == TIMER_PACE {
+            self.send_work.queue();
+            return;
+        }
+        if id != TIMER_IDLE {
+            return;
+        }
+        let mut st = self.st.lock();
+        if !st.cc.active {
+            return;
+        }
+        let idle = st.cc.p.idle_ns();
+        let quiet = mono_ns().saturating_sub(st.cc.meter.last_ns());
+        if quiet >= idle {
+            self.dev.port.lock().on_idle(&mut st.cc.active);
+        } else {
+            self.idle_timer.arm_us((idle - quiet).div_ceil(1000));
+        }
+    }
+}
