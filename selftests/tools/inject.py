@@ -5,21 +5,33 @@
 usage: inject.py SRC DST KIND COUNT [QPN PSN]
 KIND: bad_icrc | unknown_qpn | unknown_opcode | truncated | pad_underflow | bad_tver |
       send (an RC SEND ONLY to QPN with PSN: a well-formed request, e.g. a peer's
-      retransmission)
+      retransmission) |
+      cnp (a standard RoCEv2 CNP to QPN: BECN, 16 zero reserved bytes; PSN ignored) |
+      cnp_rrxe (a CNP whose reserved bytes carry an rrxe receiver's rates: PSN is the
+      rate in KB/s for the QP and the port, one active QP) |
+      cnp_short (a CNP without its reserved bytes)
 Every packet except bad_icrc/truncated carries a correct ICRC, so the receiver's parser,
 not its CRC check, has to reject it.
 """
 import socket
 import struct
 import sys
+import time
 import zlib
 
 ROCE_PORT = 4791
 
 
-def bth(opcode, dqpn, psn, pad=0, tver=0):
-    return struct.pack(">BBHII", opcode, (pad << 4) | tver, 0xFFFF, dqpn & 0xFFFFFF,
+def bth(opcode, dqpn, psn, pad=0, tver=0, becn=False):
+    return struct.pack(">BBHII", opcode, (pad << 4) | tver, 0xFFFF,
+                       (0x40 << 24 if becn else 0) | (dqpn & 0xFFFFFF),
                        (1 << 31) | (psn & 0xFFFFFF))
+
+
+def cnp_info(kbps):
+    """rrxe's CNP payload: magic 'rr', version 1, QP and port rate (KB/s), active QPs,
+    meter interval (16 us units)."""
+    return struct.pack(">HBBIIHH", 0x7272, 1, 0, kbps, kbps, 1, 1000 // 16)
 
 
 def icrc(ip, udp, payload):
@@ -63,6 +75,16 @@ def main():
         elif kind == "send":
             qpn, psn = int(sys.argv[5], 0), int(sys.argv[6], 0)
             p = packet(src, dst, bth(0x04, qpn, psn) + b"abcd", ident)
+        elif kind in ("cnp", "cnp_rrxe", "cnp_short"):
+            qpn = int(sys.argv[5], 0)
+            if kind == "cnp_rrxe":
+                rest = cnp_info(int(sys.argv[6], 0))
+            else:
+                rest = bytes(16) if kind == "cnp" else b""
+            # (A CNP's AckReq bit and PSN are zero.)
+            h = bytearray(bth(0x81, qpn, 0, becn=True))
+            h[8:12] = b"\0\0\0\0"
+            p = packet(src, dst, bytes(h) + rest, ident)
         elif kind == "truncated":
             ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + 8 + 6, ident, 0x4000, 64, 17, 0,
                              socket.inet_aton(src), socket.inet_aton(dst))
@@ -70,6 +92,8 @@ def main():
         else:
             sys.exit("unknown kind " + kind)
         s.sendto(p, (dst, 0))
+        if kind.startswith("cnp"):
+            time.sleep(0.02)    # (beyond DCQCN's rate-reduction monitor period)
 
 
 if __name__ == "__main__":
