@@ -130,6 +130,11 @@ bool rrxe_work_queue(struct work_struct *work);			/* queue_work: inline */
 /* time */
 unsigned long rrxe_usecs_to_jiffies(u64 usecs);			/* inline */
 
+/* The driver attribute table of a resource dump: nla_nest_start(RDMA_NLDEV_ATTR_DRIVER),
+ * then nla_nest_end (ok) or nla_nest_cancel. */
+struct nlattr *rrxe_nla_nest_driver(struct sk_buff *msg);
+void rrxe_nla_nest_end(struct sk_buff *msg, struct nlattr *nest, bool ok);
+
 /* ---- 2. C-only helpers ---- */
 
 /*

@@ -77,8 +77,14 @@ inject cnp_rrxe 3 "$qpn" 2000
 sleep 0.2
 a=$(snap)
 echo "# rrxe CNPs: handled $(delta "$b" "$a" rp_cnp_handled), rate cuts $(delta "$b" "$a" rp_rate_dec), paced $(delta "$b" "$a" rp_paced)"
+# The QP's paced rate, as rdma resource shows it (driver attributes).
+res=$(rdma -dd resource show qp link rrxe0/1 lqpn "$qpn" 2>&1)
+echo "$res" | sed 's/^/# /'
+rate=$(echo "$res" | grep -o 'cc_rate_mbps [0-9]*' | awk '{ print $2 }')
+algo=$(echo "$res" | grep -o 'cc_algo [0-9]*' | awk '{ print $2 }')
 ktap_test_result "an rrxe CNP sets the rate from the receiver's measured rate" \
-	test "$(delta "$b" "$a" rp_cnp_handled)" -ge 3 -a "$(delta "$b" "$a" rp_paced)" -ge 1
+	test "$(delta "$b" "$a" rp_cnp_handled)" -ge 3 -a "$(delta "$b" "$a" rp_paced)" -ge 1 \
+	-a "${algo:-x}" = 2 -a "${rate:-0}" -gt 0
 
 # A CNP without reserved bytes, and one for a QP that does not exist.
 b=$(snap)

@@ -156,4 +156,12 @@ impl Dests {
         d.pacer.set_rate(now, d.cc.rate());
         r
     }
+
+    /// Destination `i`'s current rate (bytes per second; 0 for no entry).
+    pub(crate) fn rate(&self, i: usize) -> u64 {
+        match self.e.get(i) {
+            Some(Some(d)) => d.cc.rate(),
+            _ => 0,
+        }
+    }
 }

@@ -9,7 +9,7 @@ use super::res::{access, Ah, Cq, Mr, Pd, Srq};
 use super::shared::{filled, DevShared};
 use super::stats::Stats;
 use super::tx::Path;
-use crate::kabi::ib::{DevParams, IbDev, IbDriver};
+use crate::kabi::ib::{DevParams, IbDev, IbDriver, ResAttrs};
 use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
 use crate::kabi::netdev::{NetDevice, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
@@ -498,6 +498,10 @@ impl IbDriver for Rrxe {
     fn query_qp(qp: &Arc<Qp>, attr: &mut b::ib_qp_attr, init: &mut b::ib_qp_init_attr) -> Result {
         qp.query(attr, init);
         Ok(())
+    }
+
+    fn qp_res_attrs(qp: &Arc<Qp>, out: &mut ResAttrs<'_>) -> Result {
+        qp.cc_res(out)
     }
 
     fn destroy_qp(dev: &IbDev<Self>, qp: Arc<Qp>) -> Result {

@@ -160,6 +160,10 @@ pub(crate) trait IbDriver: Sized + 'static {
     /// The user SQ doorbell.
     fn post_send(qp: &Arc<Self::Qp>) -> Result;
 
+    /// Driver attributes of a QP for `rdma resource show qp -dd` (written with
+    /// [`ResAttrs::put_u64`]).
+    fn qp_res_attrs(qp: &Arc<Self::Qp>, out: &mut ResAttrs<'_>) -> Result;
+
     /// Names of the device counters (`rdma statistic show link`).
     const COUNTERS: &'static [&'static CStr];
     /// Current counter values, in [`IbDriver::COUNTERS`] order.
@@ -1158,6 +1162,58 @@ unsafe extern "C" fn get_hw_stats<T: IbDriver>(
     n as c_int
 }
 
+/// The netlink message a resource dump is written into (`fill_res_qp_entry`).
+pub(crate) struct ResAttrs<'a> {
+    msg: *mut b::sk_buff,
+    _msg: PhantomData<&'a mut b::sk_buff>,
+}
+
+impl ResAttrs<'_> {
+    /// Adds the driver attribute `name` = `value`.
+    pub(crate) fn put_u64(&mut self, name: &CStr, value: u64) -> Result {
+        // SAFETY: `msg` is the message ib_core passed to `fill_res_qp_entry`, alive and
+        // exclusively ours for this call (the lifetime of `self`); `name` is a C string.
+        let r = unsafe { b::rdma_nl_put_driver_u64(self.msg, name.as_char_ptr(), value) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(EMSGSIZE)
+        }
+    }
+}
+
+/// # Safety
+///
+/// Called by ib_core (nldev) with `msg` the netlink message being built and `qp` a live
+/// QP shell of ours.
+unsafe extern "C" fn fill_res_qp_entry<T: IbDriver>(
+    msg: *mut b::sk_buff,
+    qp: *mut b::ib_qp,
+) -> c_int {
+    // SAFETY: live QP of ours (ib_core holds a restrack reference during the dump).
+    let shell = unsafe { QpShell::<T>::from_raw(qp) };
+    let Some(q) = shell.data() else {
+        return 0;
+    };
+    // The driver's attributes go in one nested table (as iproute2's `rdma -dd` reads them).
+    // SAFETY: `msg` is the live message ib_core is building.
+    let nest = unsafe { b::rrxe_nla_nest_driver(msg) };
+    if nest.is_null() {
+        return EMSGSIZE.to_errno();
+    }
+    let mut out = ResAttrs {
+        msg,
+        _msg: PhantomData,
+    };
+    let r = T::qp_res_attrs(q, &mut out);
+    // SAFETY: `nest` was opened in `msg` above and nothing else closed it.
+    unsafe { b::rrxe_nla_nest_end(msg, nest, r.is_ok()) };
+    match r {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
+}
+
 /// The ops table of driver `T`.
 struct Ops<T>(PhantomData<T>);
 
@@ -1208,6 +1264,7 @@ impl<T: IbDriver> Ops<T> {
         size_ib_srq: size_of::<SrqShell<T>>(),
         alloc_hw_port_stats: Some(alloc_hw_port_stats::<T>),
         get_hw_stats: Some(get_hw_stats::<T>),
+        fill_res_qp_entry: Some(fill_res_qp_entry::<T>),
         mmap: Some(verbs::mmap),
         mmap_free: Some(verbs::mmap_free),
         ..pin_init::zeroed()

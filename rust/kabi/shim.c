@@ -189,6 +189,19 @@ unsigned long rrxe_usecs_to_jiffies(u64 usecs)
 	return usecs_to_jiffies(usecs);
 }
 
+struct nlattr *rrxe_nla_nest_driver(struct sk_buff *msg)
+{
+	return nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+}
+
+void rrxe_nla_nest_end(struct sk_buff *msg, struct nlattr *nest, bool ok)
+{
+	if (ok)
+		nla_nest_end(msg, nest);
+	else
+		nla_nest_cancel(msg, nest);
+}
+
 /* ---- 2. C-only helpers ---- */
 
 bool rrxe_netdev_mac(const struct net_device *ndev, u8 *mac)

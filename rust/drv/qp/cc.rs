@@ -14,6 +14,7 @@
 use super::super::tx::{Payload, TxPkt};
 use super::sched::mono_ns;
 use super::{Qp, State, TIMER_IDLE, TIMER_PACE};
+use crate::kabi::ib::ResAttrs;
 use crate::proto::bth::Bth;
 use crate::proto::cc::dcqcn::{CnpGate, Dcqcn};
 use crate::proto::cc::delay;
@@ -26,6 +27,7 @@ use crate::proto::opcode::op;
 use crate::proto::packet::{Ext, Packet};
 use crate::proto::rc::DEFAULT_PKEY;
 use core::sync::atomic::Ordering;
+use kernel::prelude::*;
 
 /// How the requester reacts to CNPs (chosen by the first one).
 pub(super) enum Reaction {
@@ -334,5 +336,39 @@ impl Qp {
         } else {
             self.idle_timer.arm_us((idle - quiet).div_ceil(1000));
         }
+    }
+}
+
+impl Qp {
+    /// Congestion-control attributes for `rdma resource show qp -dd`: the algorithm,
+    /// the rate the requester is paced at (Mbit/s, 0 = unpaced), DCQCN's alpha (/1024),
+    /// and the receive rate the responder measured (Mbit/s).
+    pub(crate) fn cc_res(&self, out: &mut ResAttrs<'_>) -> Result {
+        let mbit = |bps: u64| bps.saturating_mul(8) / 1_000_000;
+        let now = mono_ns();
+        let (algo, mut rate, alpha, rx, dest) = {
+            let st = self.st.lock();
+            let p = st.cc.p;
+            let alpha = match &st.cc.reaction {
+                Reaction::Dcqcn(d) => u64::from(d.alpha()),
+                _ => 0,
+            };
+            (
+                p.algo(),
+                st.cc.pacer.rate(),
+                alpha,
+                st.cc.meter.rate(now, p.meter_ns()),
+                st.cc.dest,
+            )
+        };
+        if algo == Algo::Delay {
+            rate = dest.map_or(0, |i| self.dev.dests.lock().rate(i));
+        } else if algo == Algo::None {
+            rate = 0;
+        }
+        out.put_u64(c"cc_algo", algo as u64)?;
+        out.put_u64(c"cc_rate_mbps", mbit(rate))?;
+        out.put_u64(c"cc_alpha", alpha)?;
+        out.put_u64(c"cc_rx_mbps", mbit(rx))
     }
 }
