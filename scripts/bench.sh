@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # `make bench`: the same perftest/iperf3 set on rrxe, rdma_rxe and siw, one boot each
-# (rrxe and rdma_rxe never share a kernel), then one table with the ratios.
+# (rrxe and rdma_rxe never share a kernel), then one table with the ratios; then the
+# congestion table: four staggered flows into one bottleneck under each of rrxe's
+# congestion-control algorithms (one boot) and rdma_rxe (another), with a plot of every
+# flow's rate over time (Documentation/rrxe/cc-rates.svg, or RRXE_CC_SVG).
+# RRXE_BENCH_ONLY=perf or =congestion runs one of the two.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"
@@ -16,6 +20,8 @@ if [ "${RRXE_BENCH_CLOCK:-}" = icount ]; then
 	export RRXE_VM_TIMEOUT=${RRXE_VM_TIMEOUT:-7200}
 	echo "bench: instruction-counting guest clock (icount)" >&2
 fi
+only=${RRXE_BENCH_ONLY:-}
+if [ "$only" != congestion ]; then
 for p in rrxe rxe siw; do
 	echo "== bench: $p" >&2
 	RRXE_PROVIDER=$p RRXE_KEEP_OUT="$res/$p" bash "$here/selftests/lib/bench.sh" perf >"$res/$p.log" 2>&1 ||
@@ -68,3 +74,18 @@ for name, k, better in rows:
     rb, rc = (ratio(a, b), ratio(a, c)) if better is not None else ("-", "-")
     print("| %s | %s | %s | %s | %s | %s |" % (name, f(r, a), f(x, b), f(s, c), rb, rc))
 PY
+fi
+
+if [ "$only" != perf ]; then
+	step=${RRXE_CC_STEP:-6}
+	for p in rrxe rxe; do
+		echo "== bench: congestion, $p" >&2
+		RRXE_PROVIDER=$p RRXE_CC_STEP=$step RRXE_KEEP_OUT="$res/cc/$p" \
+			bash "$here/selftests/lib/bench.sh" congestion >"$res/cc-$p.log" 2>&1 ||
+			{ echo "bench: the congestion run on $p reported a problem:" >&2; tail -20 "$res/cc-$p.log" >&2; }
+		grep '^congestion:' "$res/cc/$p/console.log" >&2 2>/dev/null
+	done
+	echo
+	echo "Congestion: four ib_send_bw flows (64 KiB) into one 100 Mbit/s bottleneck, flow i from $step*(i-1) s to $step*(9-i) s (+ set-up)"
+	python3 "$here/scripts/cc-table.py" "$res/cc" 100 "${RRXE_CC_SVG:-$here/Documentation/rrxe/cc-rates.svg}"
+fi

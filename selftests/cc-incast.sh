@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Congestion control under incast (topology in lib/incast.sh): three senders in their
 # own namespaces write, through a router namespace, to one receiver; the router's link to
-# the receiver is a 100 Mbit/s bottleneck (htb) with a 300 KB hard queue limit, and RED
+# the receiver is a 100 Mbit/s bottleneck (tbf) with a 300 KB hard queue limit, and RED
 # marks ECN-capable packets (Congestion Experienced) above 30 KB of backlog, or, for the
 # delay-based algorithm, a plain FIFO does not mark at all. Each algorithm must keep every byte intact (rrxe-verify writes
 # and reads back), and its counters must show the loop working: the receiver saw marks
@@ -10,7 +10,7 @@
 # ACKs echoed timestamps and the destination's rate fell. The knobs are debugfs files.
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
-rrxe_require verify mod:sch_htb mod:sch_red
+rrxe_require verify mod:sch_tbf mod:sch_prio mod:cls_u32 mod:sch_red
 ktap_set_plan 6
 
 CC_SENDERS=3
@@ -90,9 +90,9 @@ check() {
 }
 
 bottleneck marking
-check rate 2 "rate: data intact, marks answered with CNPs, rates set and paced" \
+check rate 2 "rate: data intact, marks answered with CNPs, rates set, paced and recovered" \
 	'$D_np_ecn_marked_roce_packets -gt 0' '$D_np_cnp_sent -gt 0' '$D_rp_cnp_handled -gt 0' \
-	'$D_rp_rate_dec -gt 0' '$D_rp_paced -gt 0'
+	'$D_rp_rate_dec -gt 0' '$D_rp_rate_inc -gt 0' '$D_rp_paced -gt 0'
 check dcqcn 1 "dcqcn: data intact, CNPs cut rates, recovery raises them" \
 	'$D_np_cnp_sent -gt 0' '$D_rp_cnp_handled -gt 0' '$D_rp_rate_dec -gt 0' \
 	'$D_rp_rate_inc -gt 0' '$D_rp_paced -gt 0'

@@ -90,6 +90,7 @@ check)
 demo) bash selftests/lib/demo.sh; rc=$? ;;
 capture) bash selftests/lib/capture-rxe.sh; rc=$? ;;
 perf) bash selftests/lib/perf.sh; rc=$? ;;
+congestion) bash selftests/lib/congestion.sh; rc=$? ;;
 ab) bash selftests/lib/ab.sh; rc=$? ;;
 interop) bash selftests/lib/interop.sh >/tmp/out/results.tap; rc=$? ;;
 *) echo "init: unknown RRXE_MODE '$RRXE_MODE'"; rc=2 ;;
