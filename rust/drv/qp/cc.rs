@@ -29,6 +29,10 @@ use crate::proto::rc::DEFAULT_PKEY;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
+/// How often a QP reads the device's knobs again (they are 26 atomics; the receive path
+/// would otherwise read them for every packet).
+const KNOBS_NS: u64 = 1_000_000;
+
 /// How the requester reacts to CNPs (chosen by the first one).
 pub(super) enum Reaction {
     /// No CNP yet: line rate.
@@ -41,8 +45,10 @@ pub(super) enum Reaction {
 
 /// A QP's congestion-control state (in its engine state, under the QP's lock).
 pub(super) struct QpCc {
-    /// The knobs as of the last requester run or CNP.
+    /// The knobs, read at most [`KNOBS_NS`] ago.
     pub(super) p: Params,
+    /// When `p` was read.
+    p_ns: u64,
     /// Requester: the responder accepted rrxe's extensions (timestamps).
     pub(super) peer: bool,
     /// Responder: the requester offered them (rates in CNPs, timestamp echoes).
@@ -66,6 +72,7 @@ impl QpCc {
         QpCc {
             pacer: Pacer::new(p.pacer_burst()),
             p,
+            p_ns: mono_ns(),
             peer: false,
             offered: false,
             reaction: Reaction::Line,
@@ -90,6 +97,15 @@ impl QpCc {
 }
 
 impl Qp {
+    /// The device's knobs, read again if the QP's copy is older than [`KNOBS_NS`].
+    fn knobs(&self, st: &mut State, now: u64) -> Params {
+        if now.wrapping_sub(st.cc.p_ns) >= KNOBS_NS {
+            st.cc.p = self.dev.knobs.params();
+            st.cc.p_ns = now;
+        }
+        st.cc.p
+    }
+
     /// Receive softirq: a request arrived Congestion Experienced (answered when the
     /// responder processes this QP's next request, see [`Qp::cc_np`]).
     pub(crate) fn note_ce(&self) {
@@ -107,8 +123,7 @@ impl Qp {
     /// Notification point, for every request the responder accepts for processing.
     pub(super) fn cc_np(&self, st: &mut State, pkt: &Packet<'_>) {
         let now = mono_ns();
-        st.cc.p = self.dev.knobs.params();
-        let p = st.cc.p;
+        let p = self.knobs(st, now);
         st.cc.offered = pkt.bth.caps & CAP_CC != 0;
         let bytes = pkt.payload.len() as u32;
         st.cc.meter.add(now, bytes, p.meter_ns());
@@ -174,8 +189,7 @@ impl Qp {
     pub(super) fn on_cnp(&self, pkt: &Packet<'_>) {
         let mut st = self.st.lock();
         let now = mono_ns();
-        st.cc.p = self.dev.knobs.params();
-        let p = st.cc.p;
+        let p = self.knobs(&mut st, now);
         let algo = p.algo();
         if !st.state.sending() || matches!(algo, Algo::None | Algo::Delay) {
             self.dev.stats.rp_cnp_ignored.inc();
@@ -229,10 +243,10 @@ impl Qp {
         }
     }
 
-    /// Requester, once per run: the knobs, and the reaction's timers (rate recovery).
+    /// Requester, once per run: the knobs (see [`KNOBS_NS`]), and the reaction's timers
+    /// (rate recovery).
     pub(super) fn cc_refresh(&self, st: &mut State, now: u64) {
-        st.cc.p = self.dev.knobs.params();
-        let p = st.cc.p;
+        let p = self.knobs(st, now);
         let c = match &mut st.cc.reaction {
             Reaction::Line => Change::Same,
             Reaction::Dcqcn(d) => d.tick(now, &p),
