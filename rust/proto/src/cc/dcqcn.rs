@@ -20,11 +20,7 @@
 //!   `rc = (rt + rc) / 2` (rounded up, so that it reaches `rt`). `rt` and `rc` stay within [`rp_min_rate`, `rp_max_rate`].
 
 use super::params::Params;
-use super::{mul_div, Change};
-
-/// Most timer periods one call applies one by one; beyond this the state has long
-/// saturated (alpha 0, rate at the line) and the rest are skipped.
-const MAX_PERIODS: u64 = 4096;
+use super::{mul_div, Change, MAX_PERIODS};
 
 /// DCQCN reaction point of one QP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,9 +235,7 @@ mod tests {
     const US: u64 = 1000;
 
     fn params() -> Params {
-        let mut p = Params::DEFAULT;
-        p.set(idx::RP_MAX_RATE, 1000);
-        p
+        Params::gbit()
     }
 
     #[test]

@@ -323,9 +323,7 @@ mod tests {
     const US: u64 = 1000;
 
     fn params() -> Params {
-        let mut p = Params::DEFAULT;
-        p.set(idx::RP_MAX_RATE, 1000);
-        p
+        Params::gbit()
     }
 
     #[test]

@@ -93,6 +93,10 @@ pub const NS_PER_US: u64 = 1_000;
 /// Nanoseconds per second.
 pub const NS_PER_SEC: u64 = 1_000_000_000;
 
+/// Most timer periods one lazy update applies one by one; beyond this the state has long
+/// saturated (alpha 0, rate at the line) and the rest are skipped.
+pub const MAX_PERIODS: u64 = 4096;
+
 /// `v * num / den` without overflow (saturating at `u64::MAX`; 0 when `den` is 0).
 ///
 /// No 128-bit division: the kernel has no `__udivti3`. Exact while `v * num` fits in 64

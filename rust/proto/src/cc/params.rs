@@ -317,6 +317,14 @@ impl Params {
         Params { v }
     };
 
+    /// The defaults with a 1 Gbit/s line rate (the unit tests' setting).
+    #[cfg(test)]
+    pub(crate) fn gbit() -> Params {
+        let mut p = Params::DEFAULT;
+        p.set(idx::RP_MAX_RATE, 1000);
+        p
+    }
+
     /// Params from raw values; out-of-range values are clamped to [min, max].
     pub fn from_values(v: &[u32; NPARAMS]) -> Params {
         let mut out = Params::DEFAULT;

@@ -27,7 +27,7 @@
 
 use super::super::wire::{be16, be32, be8, put};
 use super::params::Params;
-use super::{mul_div, Change, NS_PER_SEC, NS_PER_US};
+use super::{mul_div, Change, MAX_PERIODS, NS_PER_SEC, NS_PER_US};
 
 /// Length of the CNP payload rrxe fills.
 pub const CNP_INFO_LEN: usize = 16;
@@ -321,7 +321,7 @@ impl RateCc {
         let n = now.saturating_sub(self.inc_t) / tp;
         if n > 0 {
             let max = p.max_rate();
-            for _ in 0..n.min(4096) {
+            for _ in 0..n.min(MAX_PERIODS) {
                 if self.rate >= max {
                     break;
                 }
