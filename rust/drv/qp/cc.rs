@@ -201,27 +201,23 @@ impl Qp {
             None
         };
         let mut ignored = false;
-        let change = match info {
-            Some(i) => {
-                if !matches!(st.cc.reaction, Reaction::Rate(_)) {
-                    st.cc.reaction = Reaction::Rate(RateCc::new(now, &p));
-                }
-                match &mut st.cc.reaction {
-                    Reaction::Rate(r) => r.on_cnp(now, &i, &p),
-                    _ => Change::Same,
-                }
+        let change = match (info, &mut st.cc.reaction) {
+            (Some(i), Reaction::Rate(r)) => r.on_cnp(now, &i, &p),
+            (Some(i), slot) => {
+                let mut r = RateCc::new(now, &p);
+                let c = r.on_cnp(now, &i, &p);
+                *slot = Reaction::Rate(r);
+                c
             }
-            None => {
-                if !matches!(st.cc.reaction, Reaction::Dcqcn(_)) {
-                    st.cc.reaction = Reaction::Dcqcn(Dcqcn::new(now, &p));
-                }
-                match &mut st.cc.reaction {
-                    Reaction::Dcqcn(d) => {
-                        ignored = d.monitoring(now, &p);
-                        d.on_cnp(now, &p)
-                    }
-                    _ => Change::Same,
-                }
+            (None, Reaction::Dcqcn(d)) => {
+                ignored = d.monitoring(now, &p);
+                d.on_cnp(now, &p)
+            }
+            (None, slot) => {
+                let mut d = Dcqcn::new(now, &p);
+                let c = d.on_cnp(now, &p);
+                *slot = Reaction::Dcqcn(d);
+                c
             }
         };
         if ignored {
@@ -314,8 +310,9 @@ impl Qp {
     /// Requester: the QP has a path to `daddr`: join its destination entry.
     pub(super) fn cc_attach(&self, st: &mut State, daddr: &[u8; 16]) {
         self.cc_detach(st);
-        let p = self.dev.knobs.params();
-        st.cc.dest = self.dev.dests.lock().attach(daddr, mono_ns(), &p);
+        let now = mono_ns();
+        let p = self.knobs(st, now);
+        st.cc.dest = self.dev.dests.lock().attach(daddr, now, &p);
     }
 
     /// The QP stops sending and receiving (reset, destroy): leave the destination entry

@@ -53,10 +53,6 @@ impl Qp {
             if i == self.sq.producer() || (st.state == QpState::Sqd && i == st.sqd_stop) {
                 break;
             }
-            let mtu = st.mtu;
-            if !self.cc_admit(st, now, mtu) {
-                break;
-            }
             let Ok(wqe) = self.take_wqe(&mut st.cur, i) else {
                 self.fail_at(st, wc_status::LOC_QP_OP_ERR);
                 break;
@@ -65,7 +61,15 @@ impl Qp {
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
             let blocked = st.req.blocked(&slot, wqe.opcode, st.max_rd_atomic);
             let sent = match kind {
-                Some(k) if !blocked => Some(self.send_next(st, i, &wqe, k, slot)),
+                // Paced (congestion control): the pacing timer runs the requester again.
+                Some(k) if !blocked => {
+                    let mtu = st.mtu;
+                    if self.cc_admit(st, now, mtu) {
+                        Some(self.send_next(st, i, &wqe, k, slot))
+                    } else {
+                        None
+                    }
+                }
                 _ => None,
             };
             st.cur.put(wqe);
