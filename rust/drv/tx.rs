@@ -70,12 +70,14 @@ pub(crate) struct TxPkt<'a> {
 /// Builds and sends one packet on `path`. `Err(status)` if the payload could not be
 /// gathered (a completion status), `Err(LOC_QP_OP_ERR)` for any other failure.
 ///
-/// Packets with payload (not CNPs) leave ECN-capable (ECT(0)), so a congested router marks them
-/// instead of dropping them; the traffic class's upper six bits (DSCP) are the path's.
+/// Every packet but a CNP leaves ECN-capable (ECT(0)), so a congested router marks it
+/// instead of dropping it: data, and also requests and ACKs without payload, which an AQM
+/// drops early once its queue passes the marking threshold if they are not ECN-capable
+/// (a lost ACK costs a retransmission timeout). CNPs, the congestion signal itself, stay
+/// not-ECT. The traffic class's upper six bits (DSCP) are the path's.
 pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
     use crate::proto::uapi::wc_status::LOC_QP_OP_ERR as E;
-    let data = matches!(p.payload, Payload::Fill(..)) && p.bth.opcode != op::CNP;
-    let tclass = if data {
+    let tclass = if p.bth.opcode != op::CNP {
         (path.tclass & !ecn::CE) | ecn::ECT0
     } else {
         path.tclass & !ecn::CE
