@@ -17,6 +17,7 @@
 pub mod bth;
 pub mod cc;
 pub mod ccwire;
+pub mod crctab;
 pub mod exthdr;
 pub mod icrc;
 pub mod opcode;
@@ -27,4 +28,5 @@ pub mod rc;
 pub mod rdrep;
 pub mod sel;
 pub mod uapi;
+pub mod verify;
 pub mod wire;
