@@ -24,10 +24,14 @@ pub(crate) mod access {
     pub(crate) const REMOTE_WRITE: i32 = 2;
     pub(crate) const REMOTE_READ: i32 = 4;
     pub(crate) const REMOTE_ATOMIC: i32 = 8;
+    /// FLUSH to global visibility may target the MR (and the QP).
+    pub(crate) const FLUSH_GLOBAL: i32 = 1 << 8;
+    /// FLUSH to persistence may target the MR (and the QP): only persistent memory.
+    pub(crate) const FLUSH_PERSISTENT: i32 = 1 << 9;
     /// Bits 20..29: optional flags a provider may ignore (relaxed ordering and friends).
     pub(crate) const OPTIONAL: i32 = 0x3ff0_0000;
     pub(crate) const SUPPORTED: i32 =
-        LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | OPTIONAL;
+        LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | FLUSH_GLOBAL | OPTIONAL;
 }
 
 static NEXT_PD: AtomicUsize = AtomicUsize::new(1);
