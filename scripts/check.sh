@@ -38,6 +38,14 @@ else
 	hf=$((hf + 1))
 fi
 
+echo "== fuzz (every parser's fuzz target for ${RRXE_CI_FUZZ_SECONDS:=10} s, from the corpus in the tree)"
+fz_log=$(mktemp)
+bash scripts/fuzz.sh "$RRXE_CI_FUZZ_SECONDS" 2>&1 | tee "$fz_log"
+read -r fp ff < <(tail -1 "$fz_log" | awk '/passed,/ { gsub(",", ""); print $1, $3 }')
+rm -f "$fz_log"
+[ -n "${fp:-}" ] || { fp=0 ff=1; }
+hp=$((hp + fp)) hf=$((hf + ff))
+
 echo "== module"
 vp=0 vf=0 vs=0
 # vm_part <title> <bench mode>: runs one bench job and adds its last-line counts.

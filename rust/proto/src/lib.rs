@@ -19,6 +19,8 @@ pub mod cc;
 pub mod ccwire;
 pub mod crctab;
 pub mod exthdr;
+#[cfg(not(MODULE))]
+pub mod fuzzing;
 pub mod icrc;
 pub mod opcode;
 pub mod packet;

@@ -1,26 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Fuzzes the RoCEv2 packet parser and every extension-header accessor.
+//! Fuzzes the RoCEv2 packet parser and every extension-header accessor. The body is `rrxe_proto::fuzzing::packet`, which
+//! `tests/fuzz_corpus.rs` also runs over the corpus kept in `fuzz/seeds/packet/`.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    if let Ok(p) = rrxe_proto::packet::parse(data) {
-        let _ = (
-            p.reth(),
-            p.aeth(),
-            p.atomic_eth(),
-            p.atomic_ack(),
-            p.deth(),
-            p.imm(),
-            p.ieth(),
-            p.xeth(),
-            p.sack(),
-            p.ts(),
-            p.ts_echo(),
-            p.feth(),
-            p.vcrc(),
-            p.vres(),
-        );
-    }
-    let _ = rrxe_proto::bth::Bth::decode(data);
-});
+fuzz_target!(|data: &[u8]| rrxe_proto::fuzzing::packet(data));
