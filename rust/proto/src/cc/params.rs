@@ -264,7 +264,7 @@ const TABLE: [ParamInfo; 27] = [
     ),
     p(
         "pacer_burst",
-        4096,
+        16_384,
         256,
         16_777_216,
         "pacer bucket depth, bytes",
@@ -278,7 +278,7 @@ const TABLE: [ParamInfo; 27] = [
     ),
     p(
         "rate_time_reset",
-        2000,
+        300,
         1,
         1_000_000,
         "rate: recovery period without CNP, us",

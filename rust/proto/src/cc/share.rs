@@ -316,9 +316,9 @@ impl Port {
 ///   not below it from `qp_rate`: the receiver has not measured the new rate yet, and the
 ///   stale measurement would otherwise compound the margin once per interval while the
 ///   queue drains.
-/// * Recovery: one event per `rate_time_reset` (longer than DCQCN's `rp_time_reset`:
-///   the share is known, so there is nothing to search for quickly, and a probe must not
-///   outrun the marking queue's feedback). The gap to the fair share halves per event;
+/// * Recovery: one event per `rate_time_reset` (its own knob, 300 us like DCQCN's
+///   `rp_time_reset` by default: a slower period held a VM's flows below their share
+///   when its timers fired late). The gap to the fair share halves per event;
 ///   once it is under a unit of `fair * rate_margin / 1024` the rate is the fair share,
 ///   further events add one unit, and after `rp_threshold` of them one more unit per
 ///   `rp_threshold` events, up to `max_rate`: a share that went stale (a flow left) is
