@@ -16,6 +16,33 @@
  *   atomic  n FETCH_ADDs of 1..n on one 8-byte word (each original value must be the sum
  *           so far), then n compare-swaps that succeed and one that must fail, then a READ
  *           of the final value.
+ *   vwrite  k slots; iteration i writes pattern(i) into slot i % k with RDMA WRITE alone
+ *           (verified by the provider when both devices have verify/enable set); once the
+ *           WRITE completes, its slot is read back with RDMA READ and must equal
+ *           pattern(i): a WRITE that completes successfully must have landed intact. A
+ *           WRITE that completes with an error is reported (status and iteration), the
+ *           rest flush, and the exit status is 3 (1 for any wrong byte).
+ *   wonly   RDMA WRITE of pattern(i) into slot i % k, k in flight, nothing read back (the
+ *           benchmark of WRITE, verified or not).
+ *   atomic-write  ATOMIC WRITE (ibv_wr_atomic_write) of a distinct 8-byte value into word
+ *           i % k, k in flight; after each completes its word is read back and must hold
+ *           the value.
+ *   churn   (one process, no peer) n times: two RC QPs of one device created, connected
+ *           to each other, a WRITE of size bytes from one to the other read back and
+ *           compared, both destroyed.
+ *   failnth (one process, no peer; needs fault injection: /proc/thread-self/fail-nth and
+ *           failslab with ignore-gfp-wait off) for each verb (PD, CQ, MR, SRQ, RC and UD
+ *           QP create, QP modify, CQ resize), the 1st, 2nd, ... allocation it makes
+ *           fails in turn until it makes no more: each attempt must succeed or fail with
+ *           an errno, and a WRITE between two fresh QPs must work afterwards. Prints the
+ *           faults injected and the errnos seen.
+ *   park    (one process, no peer) targets for a hostile peer: RC QPs in RESET, INIT,
+ *           RTR, RTS (receives posted), on an SRQ (RTS) and in ERR, and a UD QP (RTS,
+ *           receives posted), the connected ones towards a peer QP 0x777 at the IPv4
+ *           address given as the argument; prints "park: qpn:psn,..." (each QP's
+ *           expected PSN) and waits until stdin closes.
+ * With -k 1 the last line also gives the latency of one iteration (post to last
+ * completion), median and 99th percentile, in microseconds.
  *   srq-limit  (one process, no peer) two RC QPs on the same device, the receiver on an SRQ
  *           with k WQEs and its limit armed at k/2: SENDs from the other QP must raise
  *           IBV_EVENT_SRQ_LIMIT_REACHED exactly once the SRQ drops below the limit, and the
@@ -34,6 +61,7 @@
 #include <poll.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <netdb.h>
 #include <stdint.h>
@@ -57,6 +85,8 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
+static struct ibv_qp_ex *qpx;
+static double *lat_us;
 static struct ibv_mr *mr;
 static uint8_t *buf;
 static size_t size = 65536, bufsz;
@@ -143,7 +173,15 @@ static void connect_qp(struct info *me, struct info *peer)
 		die("RTS: %s", strerror(errno));
 }
 
-static struct ibv_wc poll1(void)
+static double now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* The next completion, whatever its status. */
+static struct ibv_wc poll_any(void)
 {
 	struct ibv_wc wc;
 	int n;
@@ -153,6 +191,12 @@ static struct ibv_wc poll1(void)
 			die("no completion for 60 s");
 	if (n < 0)
 		die("poll_cq failed");
+	return wc;
+}
+
+static struct ibv_wc poll1(void)
+{
+	struct ibv_wc wc = poll_any();
 	if (wc.status != IBV_WC_SUCCESS)
 		die("wr_id %llu: %s (%d), opcode %d", (unsigned long long)wc.wr_id,
 		    ibv_wc_status_str(wc.status), wc.status, wc.opcode);
@@ -222,9 +266,11 @@ static uint64_t run_write(struct info *peer)
 {
 	uint8_t *want = malloc(size);
 	unsigned posted = 0, done = 0;
+	double *t = calloc(iters, sizeof(*t));
 	while (done < iters) {
 		while (posted < iters && posted - done < depth) {
 			unsigned s = posted % depth;
+			t[posted] = now_us();
 			uint8_t *src = buf + s * size, *dst = buf + (depth + s) * size;
 			pattern(src, size, posted);
 			memset(dst, 0, size);
@@ -245,10 +291,148 @@ static uint64_t run_write(struct info *peer)
 			mismatch(want, buf + (depth + i % depth) * size, i);
 			die("iteration %u: data read back differs from data written", i);
 		}
+		if (lat_us)
+			lat_us[i] = now_us() - t[i];
 		done++;
 	}
+	free(t);
 	free(want);
 	return 2ull * iters * size;
+}
+
+/* Verified WRITEs (see the top): a WRITE alone, then, once it completed successfully, a
+ * READ of its slot. Returns the bytes written; *errors counts WRITEs that completed with an
+ * error (the first one ends the run: the QP is then in the error state). */
+static uint64_t run_vwrite(struct info *peer, unsigned *errors)
+{
+	uint8_t *want = malloc(size);
+	unsigned posted = 0, checked = 0, written = 0;
+	double *t = calloc(iters, sizeof(*t));
+	*errors = 0;
+	while (checked < iters) {
+		while (posted < iters && posted - checked < depth) {
+			unsigned s = posted % depth;
+			pattern(buf + s * size, size, posted);
+			t[posted] = now_us();
+			post(IBV_WR_RDMA_WRITE, 2ull * posted, buf + s * size, size,
+			     peer->addr + s * size, peer->rkey, 0, 0, 0);
+			posted++;
+		}
+		struct ibv_wc wc = poll_any();
+		unsigned i = wc.wr_id / 2;
+		if (wc.status != IBV_WC_SUCCESS) {
+			if (*errors == 0)
+				fprintf(stderr, "rrxe-verify: %s %u completed with %s (%d)\n",
+					wc.wr_id & 1 ? "READ" : "WRITE", i, ibv_wc_status_str(wc.status),
+					wc.status);
+			if (wc.status != IBV_WC_WR_FLUSH_ERR)
+				(*errors)++;
+			if (i + 1 >= posted)
+				break;
+			continue;
+		}
+		if (!(wc.wr_id & 1)) {
+			if (i != written)
+				die("WRITE %u completed before WRITE %u", i, written);
+			written++;
+			uint8_t *dst = buf + (depth + i % depth) * size;
+			memset(dst, 0, size);
+			post(IBV_WR_RDMA_READ, 2ull * i + 1, dst, size, peer->addr + (i % depth) * size,
+			     peer->rkey, 0, 0, 0);
+			continue;
+		}
+		if (i != checked)
+			die("READ %u completed before READ %u", i, checked);
+		pattern(want, size, i);
+		if (memcmp(want, buf + (depth + i % depth) * size, size)) {
+			mismatch(want, buf + (depth + i % depth) * size, i);
+			die("iteration %u: the WRITE completed successfully but the bytes read back differ",
+			    i);
+		}
+		if (lat_us)
+			lat_us[i] = now_us() - t[i];
+		checked++;
+	}
+	free(t);
+	free(want);
+	return (uint64_t)written * size;
+}
+
+/* WRITEs only, k in flight, nothing checked: the benchmark of WRITE. */
+static uint64_t run_wonly(struct info *peer)
+{
+	unsigned posted = 0, done = 0;
+	double *t = calloc(iters, sizeof(*t));
+	for (unsigned s = 0; s < depth; s++)
+		pattern(buf + s * size, size, s);
+	while (done < iters) {
+		while (posted < iters && posted - done < depth) {
+			unsigned s = posted % depth;
+			t[posted] = now_us();
+			post(IBV_WR_RDMA_WRITE, posted, buf + s * size, size, peer->addr + s * size,
+			     peer->rkey, 0, 0, 0);
+			posted++;
+		}
+		struct ibv_wc wc = poll1();
+		if (lat_us)
+			lat_us[wc.wr_id] = now_us() - t[wc.wr_id];
+		done++;
+	}
+	free(t);
+	return (uint64_t)iters * size;
+}
+
+/* ATOMIC WRITEs of value(i) into word i % k, each read back once it completed. */
+static uint64_t run_atomic_write(struct info *peer)
+{
+	uint64_t *src = (uint64_t *)buf, *back = src + depth;
+	unsigned posted = 0, checked = 0, written = 0;
+	double *t = calloc(iters, sizeof(*t));
+	if (!qpx)
+		die("no extended QP");
+	while (checked < iters) {
+		while (posted < iters && posted - checked < depth) {
+			unsigned s = posted % depth;
+			uint64_t v = 0x0123456789abcdefull ^ ((uint64_t)posted * 0x9e3779b97f4a7c15ull);
+			t[posted] = now_us();
+			ibv_wr_start(qpx);
+			qpx->wr_id = 2ull * posted;
+			qpx->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_atomic_write(qpx, peer->rkey, peer->addr + 8 * s, &v);
+			if (ibv_wr_complete(qpx))
+				die("ATOMIC WRITE %u: post failed: %s", posted, strerror(errno));
+			src[s] = v;
+			posted++;
+		}
+		struct ibv_wc wc = poll1();
+		unsigned i = wc.wr_id / 2, s = i % depth;
+		if (!(wc.wr_id & 1)) {
+			if (wc.opcode != IBV_WC_ATOMIC_WRITE || i != written)
+				die("ATOMIC WRITE %u: completion opcode %d (expected %d), in order %u",
+				    i, wc.opcode, IBV_WC_ATOMIC_WRITE, written);
+			written++;
+			back[s] = 0;
+			post(IBV_WR_RDMA_READ, 2ull * i + 1, &back[s], 8, peer->addr + 8 * s, peer->rkey,
+			     0, 0, 0);
+			continue;
+		}
+		if (i != checked)
+			die("READ %u completed before READ %u", i, checked);
+		if (back[s] != src[s])
+			die("ATOMIC WRITE %u: read back %#llx, wrote %#llx", i,
+			    (unsigned long long)back[s], (unsigned long long)src[s]);
+		if (lat_us)
+			lat_us[i] = now_us() - t[i];
+		checked++;
+	}
+	free(t);
+	return (uint64_t)iters * 8;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
 }
 
 static uint64_t run_send_client(void)
@@ -547,6 +731,241 @@ static int run_sqd(void)
 	return 0;
 }
 
+/* Create, connect, use and destroy a QP pair, n times (see the top). */
+static int run_churn(void)
+{
+	for (unsigned i = 0; i < iters; i++) {
+		struct ibv_qp *a, *b;
+		loop_pair(cq, &a, &b);
+		qp = a;
+		pattern(buf, size, i);
+		memset(buf + 2 * size, 0, size);
+		post(IBV_WR_RDMA_WRITE, 1, buf, size, (uintptr_t)buf + size, mr->rkey, 0, 0, 0);
+		poll1();
+		post(IBV_WR_RDMA_READ, 2, buf + 2 * size, size, (uintptr_t)buf + size, mr->rkey, 0, 0, 0);
+		poll1();
+		if (memcmp(buf, buf + 2 * size, size))
+			die("cycle %u: data read back differs", i);
+		if (ibv_destroy_qp(a) || ibv_destroy_qp(b))
+			die("cycle %u: destroy_qp: %s", i, strerror(errno));
+	}
+	printf("rrxe-verify: op=churn cycles=%u size=%zu ok\n", iters, size);
+	return 0;
+}
+
+/* fail-nth: the n-th fault-injectable call of this thread fails (0: none). */
+static int fail_nth_fd = -1;
+static void fail_nth(unsigned n)
+{
+	char b[16];
+	int l = snprintf(b, sizeof(b), "%u", n);
+	if (pwrite(fail_nth_fd, b, l, 0) != l)
+		die("fail-nth: %s", strerror(errno));
+}
+/* Whether the fault armed last was injected (the counter ran out). */
+static int fail_nth_hit(void)
+{
+	char b[16] = "";
+	if (pread(fail_nth_fd, b, sizeof(b) - 1, 0) < 0)
+		die("fail-nth: %s", strerror(errno));
+	return atoi(b) == 0;
+}
+
+/* One create verb (0-5, see run_failnth) under fault injection; returns 0 or the errno
+ * it failed with. Whatever it created is destroyed again. */
+static int one_verb(int v)
+{
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq,
+		.qp_type = v == 5 ? IBV_QPT_UD : IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	int err = 0;
+	errno = 0;
+	switch (v) {
+	case 0: { struct ibv_pd *x = ibv_alloc_pd(ctx); err = x ? 0 : errno; if (x) ibv_dealloc_pd(x); break; }
+	case 1: { struct ibv_cq *x = ibv_create_cq(ctx, 16, NULL, NULL, 0); err = x ? 0 : errno; if (x) ibv_destroy_cq(x); break; }
+	case 2: { struct ibv_mr *x = ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE); err = x ? 0 : errno; if (x) ibv_dereg_mr(x); break; }
+	case 3: { struct ibv_srq *x = ibv_create_srq(pd, &sa); err = x ? 0 : errno; if (x) ibv_destroy_srq(x); break; }
+	case 4: case 5: { struct ibv_qp *x = ibv_create_qp(pd, &qa); err = x ? 0 : errno; if (x) ibv_destroy_qp(x); break; }
+	}
+	return err;
+}
+
+static int run_failnth(void)
+{
+	static const char *names[] = { "alloc_pd", "create_cq", "reg_mr", "create_srq",
+				       "create_qp(RC)", "create_qp(UD)", "modify_qp", "resize_cq" };
+	unsigned faults = 0, errs = 0;
+	if ((fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR)) < 0)
+		die("no /proc/thread-self/fail-nth: %s", strerror(errno));
+	for (int v = 0; v < 8; v++) {
+		unsigned n;
+		for (n = 1; n < 200; n++) {
+			int err;
+			if (v == 6 || v == 7) {
+				/* Objects made without faults, then the call under test. */
+				struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq,
+					.qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 8,
+					.max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
+				struct ibv_qp *x = v == 6 ? ibv_create_qp(pd, &qa) : NULL;
+				struct ibv_cq *c = v == 7 ? ibv_create_cq(ctx, 8, NULL, NULL, 0) : NULL;
+				if ((v == 6 && !x) || (v == 7 && !c))
+					die("%s: set-up without faults failed", names[v]);
+				struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					.qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+				fail_nth(n);
+				err = v == 6 ? ibv_modify_qp(x, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+							     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+					     : ibv_resize_cq(c, 64);
+				int hit = fail_nth_hit();
+				fail_nth(0);
+				if (x)
+					ibv_destroy_qp(x);
+				if (c)
+					ibv_destroy_cq(c);
+				if (!hit)
+					break;
+			} else {
+				fail_nth(n);
+				err = one_verb(v);
+				int hit = fail_nth_hit();
+				fail_nth(0);
+				if (!hit)
+					break;
+			}
+			faults++;
+			if (err) {
+				errs++;
+				if (err < 0 || err > 4095)
+					die("%s with fault %u: bad error %d", names[v], n, err);
+			}
+		}
+		printf("rrxe-verify: failnth: %s: %u allocations, each failed once\n", names[v], n - 1);
+	}
+	/* The device still works: a WRITE between two fresh QPs. */
+	struct ibv_qp *a, *b;
+	loop_pair(cq, &a, &b);
+	qp = a;
+	pattern(buf, 4096, 7);
+	memset(buf + 8192, 0, 4096);
+	post(IBV_WR_RDMA_WRITE, 1, buf, 4096, (uintptr_t)buf + 8192, mr->rkey, 0, 0, 0);
+	poll1();
+	if (memcmp(buf, buf + 8192, 4096))
+		die("failnth: the WRITE afterwards did not land");
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	printf("rrxe-verify: op=failnth faults=%u errors=%u ok\n", faults, errs);
+	return 0;
+}
+
+/* QPs in every state for rrxe-hostile to aim at (see the top). */
+static int run_park(const char *peer_ip)
+{
+	struct in_addr a;
+	if (!peer_ip || !inet_aton(peer_ip, &a))
+		die("park: need the peer's IPv4 address");
+	struct info peer = { .qpn = 0x777, .psn = 0 };
+	/* The IPv4-mapped GID of the peer's address. */
+	memset(peer.gid, 0, 16);
+	peer.gid[10] = peer.gid[11] = 0xff;
+	memcpy(peer.gid + 12, &a, 4);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	if (!srq)
+		die("create_srq: %s", strerror(errno));
+	for (unsigned i = 0; i < 64; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			die("post_srq_recv: %s", strerror(errno));
+	}
+	enum { RESET, INIT, RTR, RTS, SRQ, ERR, UD, N };
+	struct ibv_qp *q[N];
+	char line[512] = "park:";
+	for (int k = 0; k < N; k++) {
+		struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq,
+			.qp_type = k == UD ? IBV_QPT_UD : IBV_QPT_RC, .srq = k == SRQ ? srq : NULL,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 16, .max_send_sge = 1,
+				 .max_recv_sge = 1 } };
+		if (!(q[k] = ibv_create_qp(pd, &qa)))
+			die("create_qp: %s", strerror(errno));
+		qp = q[k];
+		struct info me;
+		qp_attr_init(&me, qp);
+		if (k == UD) {
+			struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+						  .qkey = 0x11111111 };
+			if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_QKEY))
+				die("UD INIT: %s", strerror(errno));
+			at.qp_state = IBV_QPS_RTR;
+			if (ibv_modify_qp(qp, &at, IBV_QP_STATE))
+				die("UD RTR: %s", strerror(errno));
+			at.qp_state = IBV_QPS_RTS;
+			at.sq_psn = me.psn;
+			if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN))
+				die("UD RTS: %s", strerror(errno));
+		} else if (k != RESET) {
+			peer.psn = rand() & 0xffffff;
+			if (k == INIT) {
+				struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
+				if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+					die("INIT: %s", strerror(errno));
+			} else {
+				connect_qp(&me, &peer);
+			}
+			if (k == RTR) {
+				/* connect_qp went to RTS; a fresh QP stays in RTR. */
+				ibv_destroy_qp(qp);
+				if (!(q[k] = qp = ibv_create_qp(pd, &qa)))
+					die("create_qp: %s", strerror(errno));
+				qp_attr_init(&me, qp);
+				struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					.qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+				ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					      IBV_QP_ACCESS_FLAGS);
+				memset(&at, 0, sizeof(at));
+				at.qp_state = IBV_QPS_RTR;
+				at.path_mtu = IBV_MTU_1024;
+				at.dest_qp_num = peer.qpn;
+				at.rq_psn = peer.psn;
+				at.max_dest_rd_atomic = 4;
+				at.min_rnr_timer = 1;
+				at.ah_attr.is_global = 1;
+				at.ah_attr.port_num = 1;
+				at.ah_attr.grh.hop_limit = 64;
+				at.ah_attr.grh.sgid_index = gidx;
+				memcpy(at.ah_attr.grh.dgid.raw, peer.gid, 16);
+				if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+						  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+						  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+					die("RTR: %s", strerror(errno));
+			}
+		}
+		if (k != SRQ && k != RESET)
+			for (unsigned i = 0; i < 8; i++)
+				post_recv(i, buf + 64 * i, 64);
+		if (k == ERR) {
+			struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+			if (ibv_modify_qp(qp, &at, IBV_QP_STATE))
+				die("ERR: %s", strerror(errno));
+		}
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%u:%u",
+			 k ? "," : " ", qp->qp_num, peer.psn);
+	}
+	printf("%s\n", line);
+	fflush(stdout);
+	char c;
+	while (read(0, &c, 1) > 0)
+		;
+	for (int k = 0; k < N; k++)
+		ibv_destroy_qp(q[k]);
+	ibv_destroy_srq(srq);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = NULL, *op = "write";
@@ -583,11 +1002,19 @@ int main(int argc, char **argv)
 	if (!(mr = ibv_reg_mr(pd, buf, bufsz, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
 		die("reg_mr: %s", strerror(errno));
-	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+	struct ibv_qp_init_attr_ex qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 2 * depth + 2, .max_recv_wr = depth + 1, .max_send_sge = 1,
-			 .max_recv_sge = 1 } };
-	if (!(qp = ibv_create_qp(pd, &qa)))
+			 .max_recv_sge = 1 }, .pd = pd, .comp_mask = IBV_QP_INIT_ATTR_PD };
+	if (!strcmp(op, "atomic-write") && host) {
+		qa.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		qa.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_RDMA_READ;
+	}
+	if (!(qp = ibv_create_qp_ex(ctx, &qa)))
 		die("create_qp: %s", strerror(errno));
+	if (qa.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS && !(qpx = ibv_qp_to_qp_ex(qp)))
+		die("no extended QP");
+	if (depth == 1 && !(lat_us = calloc(iters, sizeof(*lat_us))))
+		die("no memory");
 	srand(getpid() ^ time(NULL));
 	if (!strcmp(op, "srq-limit"))
 		return run_srq_limit();
@@ -595,6 +1022,12 @@ int main(int argc, char **argv)
 		return run_resize();
 	if (!strcmp(op, "sqd"))
 		return run_sqd();
+	if (!strcmp(op, "park"))
+		return run_park(host);
+	if (!strcmp(op, "churn"))
+		return run_churn();
+	if (!strcmp(op, "failnth"))
+		return run_failnth();
 	struct info me = { .rkey = mr->rkey, .addr = (uintptr_t)buf }, peer;
 	qp_attr_init(&me, qp);
 	tcp(host);
@@ -618,8 +1051,15 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	uint64_t bytes;
+	unsigned errors = 0;
 	if (!strcmp(op, "write"))
 		bytes = run_write(&peer);
+	else if (!strcmp(op, "vwrite"))
+		bytes = run_vwrite(&peer, &errors);
+	else if (!strcmp(op, "wonly"))
+		bytes = run_wonly(&peer);
+	else if (!strcmp(op, "atomic-write"))
+		bytes = run_atomic_write(&peer);
 	else if (!strcmp(op, "send"))
 		bytes = run_send_client();
 	else if (!strcmp(op, "atomic"))
@@ -629,7 +1069,14 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	xfer(&go, 1, 1);
 	double s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("rrxe-verify: op=%s size=%zu iters=%u depth=%u ok bytes=%llu MB/s=%.2f\n", op, size,
-	       iters, depth, (unsigned long long)bytes, bytes / s / 1e6);
-	return 0;
+	char lat[64] = "";
+	if (lat_us && !errors) {
+		qsort(lat_us, iters, sizeof(*lat_us), cmp_double);
+		snprintf(lat, sizeof(lat), " lat_us_p50=%.1f lat_us_p99=%.1f", lat_us[iters / 2],
+			 lat_us[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1]);
+	}
+	printf("rrxe-verify: op=%s size=%zu iters=%u depth=%u %s bytes=%llu MB/s=%.2f%s\n", op,
+	       size, iters, depth, errors ? "errors" : "ok", (unsigned long long)bytes,
+	       bytes / s / 1e6, lat);
+	return errors ? 3 : 0;
 }
