@@ -38,7 +38,7 @@ fn qp_slot(qpn: u32) -> Option<usize> {
 }
 
 /// Device limits reported by `query_device`. Only what rrxe implements is advertised:
-/// no memory windows, no FLUSH or ATOMIC_WRITE, no multicast, no ODP.
+/// no FLUSH or ATOMIC_WRITE, no multicast, no ODP.
 mod caps {
     use super::super::limits;
 
@@ -60,6 +60,7 @@ mod caps {
     pub(super) const LOCAL_CA_ACK_DELAY: u8 = 15;
     pub(super) const GID_TBL_LEN: i32 = 1024;
     pub(super) const MAX_MSG_SZ: u32 = 1 << 31;
+    pub(super) const MAX_FAST_REG_PAGES: u32 = limits::MAX_FAST_REG_PAGES;
 }
 
 /// The rrxe driver type (ib_core callbacks, netdev events).
@@ -160,7 +161,8 @@ impl Rrxe {
     fn device_cap_flags() -> u64 {
         (b::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT
             | b::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
-            | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN) as u64
+            | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS) as u64
     }
 }
 
@@ -251,6 +253,7 @@ impl IbDriver for Rrxe {
             max_srq_wr: caps::MAX_SRQ_WR,
             max_srq_sge: caps::MAX_SRQ_SGE,
             max_pkeys: caps::MAX_PKEYS,
+            max_fast_reg_page_list_len: caps::MAX_FAST_REG_PAGES,
             local_ca_ack_delay: caps::LOCAL_CA_ACK_DELAY,
             ..pin_init::zeroed()
         };
@@ -434,9 +437,27 @@ impl IbDriver for Rrxe {
         ah.num.load(Ordering::Relaxed)
     }
 
-    fn get_dma_mr(dev: &IbDev<Self>, pd: &Arc<Pd>, _access: i32) -> Result<(Arc<Mr>, u32)> {
+    fn get_dma_mr(dev: &IbDev<Self>, pd: &Arc<Pd>, acc: i32) -> Result<(Arc<Mr>, u32)> {
         let pdid = pd.id;
-        dev.data().shared.insert_mr(|key| Mr::new_dma(key, pdid))
+        dev.data().shared.insert_mr(|key| Mr::new_dma(key, pdid, acc))
+    }
+
+    fn alloc_mr(dev: &IbDev<Self>, pd: &Arc<Pd>, max_pages: u32) -> Result<(Arc<Mr>, u32)> {
+        if max_pages == 0 || max_pages > caps::MAX_FAST_REG_PAGES {
+            return Err(EINVAL);
+        }
+        let pdid = pd.id;
+        dev.data()
+            .shared
+            .insert_mr(|key| Mr::new_fast(key, pdid, max_pages as usize))
+    }
+
+    fn map_mr_begin(mr: &Arc<Mr>, page_size: u32) -> Result {
+        mr.map_begin(page_size)
+    }
+
+    fn map_mr_page(mr: &Arc<Mr>, addr: u64) -> Result {
+        mr.map_page(addr)
     }
 
     fn modify_qp(dev: &IbDev<Self>, qp: &Arc<Qp>, attr: &b::ib_qp_attr, mask: u32) -> Result {

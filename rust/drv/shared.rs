@@ -14,6 +14,7 @@ use crate::kabi::timer::Deadline;
 use crate::proto::bth::Bth;
 use crate::proto::cc::params::Params;
 use crate::proto::cc::share::Port;
+use crate::proto::mr::{self, KeyError};
 use crate::proto::packet::Ext;
 use crate::proto::psn::Psn;
 use kernel::debugfs::Scope;
@@ -201,7 +202,7 @@ impl DevShared {
                 *u = true;
             }
             t.key_gen = t.key_gen.wrapping_add(1);
-            (i, ((i as u32) << 8) | u32::from(t.key_gen))
+            (i, mr::make_key(i as u32, t.key_gen))
         };
         let mr = match make(key) {
             Ok(m) => m,
@@ -221,7 +222,7 @@ impl DevShared {
     pub(crate) fn remove_mr(&self, key: u32) {
         let old = {
             let mut t = self.tables.lock();
-            let i = (key >> 8) as usize;
+            let i = mr::index(key) as usize;
             let old = t.mrs.get_mut(i).and_then(|s| {
                 if s.as_ref().is_some_and(|m| m.key == key) {
                     s.take()
@@ -241,9 +242,24 @@ impl DevShared {
 
     /// The MR for `key` if it belongs to PD `pd` and allows every bit of `need`.
     pub(crate) fn lookup_mr(&self, key: u32, pd: usize, need: i32) -> Option<Arc<Mr>> {
+        let mr = self.mr_at(key)?;
+        mr.admits(key, pd, need).then_some(mr)
+    }
+
+    /// The MR in the table entry `key` names (whatever its current key).
+    pub(crate) fn mr_at(&self, key: u32) -> Option<Arc<Mr>> {
         let t = self.tables.lock();
-        let mr = t.mrs.get((key >> 8) as usize)?.as_ref()?;
-        (mr.key == key && mr.pd == pd && mr.access & need == need).then(|| mr.clone())
+        t.mrs.get(mr::index(key) as usize)?.clone()
+    }
+
+    /// `IB_WR_LOCAL_INV` or a SEND with invalidate from a QP of PD `pd`: invalidates
+    /// the fast-registration MR whose current key is `key`.
+    pub(crate) fn invalidate(&self, key: u32, pd: usize) -> core::result::Result<(), KeyError> {
+        let mr = self.mr_at(key).ok_or(KeyError::Stale)?;
+        if mr.pd != pd {
+            return Err(KeyError::WrongPd);
+        }
+        mr.invalidate(key)
     }
 
     /// Stores an AH; returns its number (1..AH_TABLE).

@@ -111,4 +111,8 @@ stats!(
     drop_reasm_limit,
     sack_again,
     closed_acks,
+    mr_reg,
+    mr_inv_local,
+    mr_inv_remote,
+    key_errors,
 );

@@ -81,6 +81,17 @@ pub(crate) trait IbDriver: Sized + 'static {
         pd: &Arc<Self::Pd>,
         access: i32,
     ) -> Result<(Arc<Self::Mr>, u32)>;
+    /// A fast-registration MR of a kernel PD for up to `max_pages` pages
+    /// (`ib_alloc_mr` with `IB_MR_TYPE_MEM_REG`); returns it and its key.
+    fn alloc_mr(
+        dev: &IbDev<Self>,
+        pd: &Arc<Self::Pd>,
+        max_pages: u32,
+    ) -> Result<(Arc<Self::Mr>, u32)>;
+    /// `ib_map_mr_sg` begins mapping pages of `page_size` bytes into `mr`.
+    fn map_mr_begin(mr: &Arc<Self::Mr>, page_size: u32) -> Result;
+    /// `ib_map_mr_sg` maps the page at DMA (here: kernel virtual) address `addr` next.
+    fn map_mr_page(mr: &Arc<Self::Mr>, addr: u64) -> Result;
     /// Deregisters an MR.
     fn dereg_mr(dev: &IbDev<Self>, mr: Arc<Self::Mr>) -> Result;
     /// Creates a CQ of at least `cqe` entries; returns it and its real capacity.
@@ -520,6 +531,27 @@ unsafe extern "C" fn dealloc_pd<T: IbDriver>(pd: *mut b::ib_pd, _udata: *mut b::
     0
 }
 
+/// The `ib_mr` ib_core gets for a driver MR just made (`made`), with its region; on
+/// failure the MR is deregistered again and the error returned as an error pointer.
+fn mr_shell<T: IbDriver>(
+    dev: &IbDev<T>,
+    made: Result<(Arc<T::Mr>, u32)>,
+    iova: u64,
+    len: u64,
+) -> *mut b::ib_mr {
+    let fail = |e: Error| -> *mut b::ib_mr { kernel::error::Error::to_ptr(e) };
+    match made {
+        Ok((mr, key)) => match MrShell::alloc(mr.clone(), key, key, iova, len) {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = T::dereg_mr(dev, mr);
+                fail(e)
+            }
+        },
+        Err(e) => fail(e),
+    }
+}
+
 /// # Safety
 ///
 /// Called by ib_core in the registering process's context with `pd` a live PD shell of
@@ -547,16 +579,7 @@ unsafe extern "C" fn reg_user_mr<T: IbDriver>(
     let Some(p) = shell.data() else {
         return fail(EINVAL);
     };
-    match T::reg_user_mr(dev, p, start, len, iova, access) {
-        Ok((mr, key)) => match MrShell::alloc(mr.clone(), key, key, iova, len) {
-            Ok(m) => m,
-            Err(e) => {
-                let _ = T::dereg_mr(dev, mr);
-                fail(e)
-            }
-        },
-        Err(e) => fail(e),
-    }
+    mr_shell::<T>(dev, T::reg_user_mr(dev, p, start, len, iova, access), iova, len)
 }
 
 /// # Safety
@@ -933,16 +956,67 @@ unsafe extern "C" fn get_dma_mr<T: IbDriver>(pd: *mut b::ib_pd, access: c_int) -
     let Some(p) = shell.data() else {
         return fail(EINVAL);
     };
-    match T::get_dma_mr(dev, p, access) {
-        Ok((mr, key)) => match MrShell::alloc(mr.clone(), key, key, 0, u64::MAX) {
-            Ok(m) => m,
-            Err(e) => {
-                let _ = T::dereg_mr(dev, mr);
-                fail(e)
-            }
-        },
-        Err(e) => fail(e),
+    mr_shell::<T>(dev, T::get_dma_mr(dev, p, access), 0, u64::MAX)
+}
+
+/// # Safety
+///
+/// Called by ib_core (`ib_alloc_mr`, kernel consumers only) with `pd` a live PD shell of
+/// ours.
+unsafe extern "C" fn alloc_mr<T: IbDriver>(
+    pd: *mut b::ib_pd,
+    mr_type: b::ib_mr_type,
+    max_num_sg: u32,
+) -> *mut b::ib_mr {
+    let fail = |e: Error| -> *mut b::ib_mr { kernel::error::Error::to_ptr(e) };
+    if mr_type != b::ib_mr_type_IB_MR_TYPE_MEM_REG {
+        return fail(EINVAL);
     }
+    // SAFETY: a live PD of ours.
+    let (dev, shell) = unsafe {
+        (
+            IbDev::<T>::from_raw((*pd).device),
+            PdShell::<T>::from_raw(pd),
+        )
+    };
+    let Some(p) = shell.data() else {
+        return fail(EINVAL);
+    };
+    mr_shell::<T>(dev, T::alloc_mr(dev, p, max_num_sg), 0, 0)
+}
+
+/// `ib_sg_to_pages`' callback: the next page of the MR being mapped.
+///
+/// # Safety
+///
+/// Called by `ib_sg_to_pages` from [`map_mr_sg`] with the `mr` passed there.
+unsafe extern "C" fn set_page<T: IbDriver>(mr: *mut b::ib_mr, addr: u64) -> c_int {
+    // SAFETY: `map_mr_sg`'s MR, an `MrShell` from `alloc_mr`.
+    let data = unsafe { MrShell::<T::Mr>::data_of(mr) };
+    match T::map_mr_page(data, addr) {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
+}
+
+/// # Safety
+///
+/// Called by ib_core (`ib_map_mr_sg`) with `mr` an `MrShell<T::Mr>` of ours, live for the
+/// call, whose `page_size` ib_core just set, and `sg` a DMA-mapped list of `sg_nents`
+/// entries; `sg_offset` is NULL or valid.
+unsafe extern "C" fn map_mr_sg<T: IbDriver>(
+    mr: *mut b::ib_mr,
+    sg: *mut b::scatterlist,
+    sg_nents: c_int,
+    sg_offset: *mut c_uint,
+) -> c_int {
+    // SAFETY: an MR of ours, live for the call.
+    let (data, page_size) = unsafe { (MrShell::<T::Mr>::data_of(mr), (*mr).page_size) };
+    if let Err(e) = T::map_mr_begin(data, page_size) {
+        return errno(e);
+    }
+    // SAFETY: the caller's MR and scatter list; `set_page` only touches our MR state.
+    unsafe { b::ib_sg_to_pages(mr, sg, sg_nents, sg_offset, Some(set_page::<T>)) }
 }
 
 /// Response tail of CREATE_AH for librxe (`struct rxe_create_ah_resp`).
@@ -1251,6 +1325,8 @@ impl<T: IbDriver> Ops<T> {
         post_recv: Some(post_recv::<T>),
         poll_cq: Some(poll_cq::<T>),
         get_dma_mr: Some(get_dma_mr::<T>),
+        alloc_mr: Some(alloc_mr::<T>),
+        map_mr_sg: Some(map_mr_sg::<T>),
         size_ib_qp: size_of::<QpShell<T>>(),
         create_ah: Some(create_ah::<T>),
         create_user_ah: Some(create_ah::<T>),

@@ -6,6 +6,7 @@
 //!
 //! - `req.rs`: the requester ([`rc::req`]): segmentation, transmission, retransmission;
 //! - `comp.rs`: the completer ([`rc::comp`]): ACKs, NAKs, READ responses, atomic ACKs;
+//! - `local.rs`: local operations (MR registration, invalidation);
 //! - `resp.rs`: the responder ([`rc::resp`]): executing requests, ACK/NAK, READ answers;
 //! - `reasm.rs`: packets kept beyond the expected PSN (selective retransmission);
 //! - `ud.rs`: UD and GSI datagrams;
@@ -14,6 +15,7 @@
 
 mod cc;
 mod comp;
+mod local;
 mod mem;
 mod reasm;
 mod req;
@@ -230,6 +232,9 @@ fn wc_op_of(opcode: u32) -> u32 {
         uapi::wr::RDMA_READ => wc_opcode::RDMA_READ,
         uapi::wr::ATOMIC_CMP_AND_SWP => wc_opcode::COMP_SWAP,
         uapi::wr::ATOMIC_FETCH_AND_ADD => wc_opcode::FETCH_ADD,
+        uapi::wr::LOCAL_INV => wc_opcode::LOCAL_INV,
+        uapi::wr::BIND_MW => wc_opcode::BIND_MW,
+        uapi::wr::REG_MR => b::ib_wc_opcode_IB_WC_REG_MR,
         _ => wc_opcode::SEND,
     }
 }

@@ -17,7 +17,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::req::{Request, Seg, Slot, WqeHead};
 use crate::proto::rc::{self, Kind, DEFAULT_PKEY};
 use crate::proto::sel::{self, Sack, Xeth};
-use crate::proto::uapi::{send_flags, wc_status, SendWqe};
+use crate::proto::uapi::{send_flags, wc_status, wr, SendWqe};
 
 /// Silence after which a selective requester sends a tail-loss probe: twice the smallest
 /// recent round trip (see `ProbeDelay`) within these bounds, the upper one until
@@ -57,6 +57,35 @@ impl Qp {
                 self.fail_at(st, wc_status::LOC_QP_OP_ERR);
                 break;
             };
+            if wr::local(wqe.opcode) {
+                let done = Self::local_ready(st, i).then(|| {
+                    let r = self.local_op(&wqe);
+                    (r, Slot {
+                        wr_id: wqe.wr_id,
+                        opcode: wqe.opcode,
+                        flags: wqe.flags,
+                        ..Slot::default()
+                    })
+                });
+                st.cur.put(wqe);
+                match done {
+                    // Waits for the WQEs before it: the completer runs the requester
+                    // again as they complete.
+                    None => break,
+                    Some((Ok(()), slot)) => {
+                        if let Some(s) = st.slots.get_mut(i as usize) {
+                            *s = slot;
+                        }
+                        st.req.next = self.sq.geom.next(i);
+                        self.complete_send(st, wc_status::SUCCESS);
+                        continue;
+                    }
+                    Some((Err(status), _)) => {
+                        self.fail_at(st, status);
+                        break;
+                    }
+                }
+            }
             let kind = Kind::of_wr(wqe.opcode);
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
             let blocked = st.req.blocked(&slot, wqe.opcode, st.max_rd_atomic);

@@ -324,6 +324,13 @@ impl Qp {
                 cqe.wc_flags |= wc_flags::WITH_IMM;
             }
             if let Some(rkey) = pkt.ieth() {
+                if !self.remote_invalidate(rkey) {
+                    cqe.status = wc_status::REM_INV_REQ_ERR;
+                    cqe.opcode = 0;
+                    st.recv.active = false;
+                    self.complete_recv(st, cqe, false);
+                    return Err(Syndrome::Nak(NakCode::InvalidRequest));
+                }
                 cqe.ex = rkey;
                 cqe.wc_flags |= wc_flags::WITH_INV;
             }
