@@ -15,6 +15,7 @@ use crate::kabi::netdev::{NetDevice, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
 use crate::kabi::udp::{SocketRef, UdpSockets};
 use crate::kabi::verbs::{Av, CqHandle, QpHandle, SrqHandle, Udata};
+use crate::proto::pma::PortCounters;
 use crate::proto::port::{eui64_from_mac, ib_mtu_for_netdev, IB_MTU_4096};
 use crate::proto::rc::DEFAULT_PKEY;
 use crate::proto::uapi::{Cqe, RecvWqe, SendWqe};
@@ -543,6 +544,16 @@ impl IbDriver for Rrxe {
 
     fn counters(dev: &IbDev<Self>, out: &mut [u64]) {
         dev.data().shared.stats.values(out);
+    }
+
+    fn port_counters(dev: &IbDev<Self>) -> PortCounters {
+        let s = &dev.data().shared.stats;
+        PortCounters {
+            xmit_bytes: s.tx_bytes.get(),
+            rcv_bytes: s.rx_bytes.get(),
+            xmit_pkts: s.tx_packets.get(),
+            rcv_pkts: s.rx_packets.get(),
+        }
     }
 }
 

@@ -63,8 +63,10 @@ macro_rules! stats {
 
 stats!(
     tx_packets,
+    tx_bytes,
     tx_errors,
     rx_packets,
+    rx_bytes,
     drop_malformed,
     drop_opcode,
     drop_icrc,

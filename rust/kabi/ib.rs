@@ -8,6 +8,7 @@ use crate::kabi::verbs::{
     self, fill_wc, kernel_recv_wr, kernel_send_wr, Av, CqHandle, MrShell, QpHandle, Shell,
     SrqHandle, Udata,
 };
+use crate::proto::pma::{self, PortCounters, MAD_LEN};
 use crate::proto::uapi::{Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
 use core::marker::PhantomData;
@@ -179,6 +180,8 @@ pub(crate) trait IbDriver: Sized + 'static {
     const COUNTERS: &'static [&'static CStr];
     /// Current counter values, in [`IbDriver::COUNTERS`] order.
     fn counters(dev: &IbDev<Self>, out: &mut [u64]);
+    /// The port's traffic counters, as the performance-management agent reports them.
+    fn port_counters(dev: &IbDev<Self>) -> PortCounters;
 }
 
 /// An `ib_device` followed by the driver's state. ib_core allocates it (`_ib_alloc_device`
@@ -1236,6 +1239,54 @@ unsafe extern "C" fn get_hw_stats<T: IbDriver>(
     n as c_int
 }
 
+/// `ops.process_mad`: the device's performance-management agent (ib_core asks it for the
+/// port counters in sysfs); every other MAD goes on to the MAD layer's agents.
+///
+/// # Safety
+///
+/// Called by the MAD layer or sysfs with `ib` a registered device of ours, `in_mad` a
+/// readable MAD and `out_mad` a writable MAD of at least `*out_mad_size` bytes
+/// (`out_mad_size` valid); the other pointers are not used.
+unsafe extern "C" fn process_mad<T: IbDriver>(
+    ib: *mut b::ib_device,
+    _flags: c_int,
+    port: u32,
+    _in_wc: *const b::ib_wc,
+    _in_grh: *const b::ib_grh,
+    in_mad: *const b::ib_mad,
+    out_mad: *mut b::ib_mad,
+    out_mad_size: *mut usize,
+    _out_mad_pkey_index: *mut u16,
+) -> c_int {
+    const PASS: c_int = b::ib_mad_result_IB_MAD_RESULT_SUCCESS as c_int;
+    if port != 1 || in_mad.is_null() || out_mad.is_null() || out_mad_size.is_null() {
+        return PASS;
+    }
+    // SAFETY: per the contract; a MAD is `MAD_LEN` bytes (checked against the out size).
+    let (dev, inp, room) = unsafe {
+        (
+            IbDev::<T>::from_raw(ib),
+            &*in_mad.cast::<[u8; MAD_LEN]>(),
+            *out_mad_size,
+        )
+    };
+    if room < MAD_LEN {
+        return PASS;
+    }
+    let mut out = [0u8; MAD_LEN];
+    match pma::answer(inp, &mut out, &T::port_counters(dev)) {
+        pma::Answer::Pass => PASS,
+        pma::Answer::Reply => {
+            // SAFETY: `out_mad` is writable for `room >= MAD_LEN` bytes.
+            unsafe {
+                core::ptr::copy_nonoverlapping(out.as_ptr(), out_mad.cast::<u8>(), MAD_LEN);
+                *out_mad_size = MAD_LEN;
+            }
+            (b::ib_mad_result_IB_MAD_RESULT_SUCCESS | b::ib_mad_result_IB_MAD_RESULT_REPLY) as c_int
+        }
+    }
+}
+
 /// The netlink message a resource dump is written into (`fill_res_qp_entry`).
 pub(crate) struct ResAttrs<'a> {
     msg: *mut b::sk_buff,
@@ -1341,6 +1392,7 @@ impl<T: IbDriver> Ops<T> {
         alloc_hw_port_stats: Some(alloc_hw_port_stats::<T>),
         get_hw_stats: Some(get_hw_stats::<T>),
         fill_res_qp_entry: Some(fill_res_qp_entry::<T>),
+        process_mad: Some(process_mad::<T>),
         mmap: Some(verbs::mmap),
         mmap_free: Some(verbs::mmap_free),
         ..pin_init::zeroed()
