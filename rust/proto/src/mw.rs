@@ -21,8 +21,12 @@ pub const REMOTE_ATOMIC: u32 = 8;
 pub const MW_BIND: u32 = 16;
 /// `IB_ZERO_BASED`: the window's addresses start at 0.
 pub const ZERO_BASED: u32 = 32;
-/// Access flags a window may grant.
-pub const SUPPORTED: u32 = REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | ZERO_BASED;
+/// Bits 20..29: optional flags a provider may ignore (relaxed ordering and friends).
+pub const OPTIONAL: u32 = 0x3ff0_0000;
+/// Access flags a bind may name (an MR's, plus zero-based; only the remote ones and
+/// zero-based mean anything for a window).
+pub const SUPPORTED: u32 =
+    LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | MW_BIND | ZERO_BASED | OPTIONAL;
 
 /// First table index of a window key: MR and window keys are told apart by index.
 pub const FIRST_INDEX: u32 = 1 << 16;
@@ -250,7 +254,8 @@ mod tests {
     fn type1_bind_use_rebind() {
         let mut w = Window::new(false, make_key(FIRST_INDEX + 3, 7));
         assert_eq!(w.admits(w.rkey, true, 1, 0, 0x1000, 1), None, "nothing bound");
-        let r = req(&w, 8, 0x2000, 0x100, REMOTE_READ);
+        // (pyverbs binds with LOCAL_WRITE among the window's access flags.)
+        let r = req(&w, 8, 0x2000, 0x100, REMOTE_READ | LOCAL_WRITE);
         w.bind(&r, true, Some(&MR), 9).unwrap();
         assert_eq!(w.rkey, r.rkey);
         // Any QP of the PD may use a type 1 window.
@@ -324,7 +329,7 @@ mod tests {
         r.mw_rkey ^= 1;
         assert_eq!(w.bind(&r, true, Some(&MR), 1), Err(MwError::Stale));
         assert_eq!(
-            w.bind(&req(&w0, 1, 0x1000, 1, 1 << 20), true, Some(&MR), 1),
+            w.bind(&req(&w0, 1, 0x1000, 1, 1 << 6), true, Some(&MR), 1),
             Err(MwError::Access)
         );
         assert_eq!(
