@@ -173,8 +173,7 @@ impl PageMap {
     /// The map of `pages` pages of `page_size` bytes for a region starting at `iova`;
     /// `None` unless the page size is a power of two in [`PAGE_SIZES`].
     pub fn new(page_size: u32, iova: u64, pages: usize) -> Option<PageMap> {
-        if !page_size.is_power_of_two() || page_size < PAGE_SIZES.0 || page_size > PAGE_SIZES.1
-        {
+        if !page_size.is_power_of_two() || page_size < PAGE_SIZES.0 || page_size > PAGE_SIZES.1 {
             return None;
         }
         Some(PageMap {
@@ -265,7 +264,10 @@ mod tests {
         m.register(&reg(k1, 0x1000, 4096), true, 8192).unwrap();
         assert!(m.admits(k1, 2));
         assert!(!m.admits(k0, 0), "the previous generation is stale");
-        assert_eq!(m.register(&reg(k1, 0, 1), true, 8192), Err(KeyError::NotFree));
+        assert_eq!(
+            m.register(&reg(k1, 0, 1), true, 8192),
+            Err(KeyError::NotFree)
+        );
         assert_eq!(m.invalidate(k0, 0), Err(KeyError::Stale));
         assert_eq!(m.invalidate(k1, 1), Err(KeyError::Bound));
         m.invalidate(k1, 0).unwrap();

@@ -159,8 +159,7 @@ impl Window {
             }
             // (Zero-based or not, the window's bytes are `addr..addr + len` of the MR.)
             let inside = r.addr >= m.iova
-                && r
-                    .addr
+                && r.addr
                     .checked_add(r.len)
                     .is_some_and(|e| m.iova.checked_add(m.len).is_some_and(|me| e <= me));
             if !inside {
@@ -253,18 +252,28 @@ mod tests {
     #[test]
     fn type1_bind_use_rebind() {
         let mut w = Window::new(false, make_key(FIRST_INDEX + 3, 7));
-        assert_eq!(w.admits(w.rkey, true, 1, 0, 0x1000, 1), None, "nothing bound");
+        assert_eq!(
+            w.admits(w.rkey, true, 1, 0, 0x1000, 1),
+            None,
+            "nothing bound"
+        );
         // (pyverbs binds with LOCAL_WRITE among the window's access flags.)
         let r = req(&w, 8, 0x2000, 0x100, REMOTE_READ | LOCAL_WRITE);
         w.bind(&r, true, Some(&MR), 9).unwrap();
         assert_eq!(w.rkey, r.rkey);
         // Any QP of the PD may use a type 1 window.
-        assert_eq!(w.admits(r.rkey, true, 42, REMOTE_READ, 0x2000, 0x100), Some(0x2000));
+        assert_eq!(
+            w.admits(r.rkey, true, 42, REMOTE_READ, 0x2000, 0x100),
+            Some(0x2000)
+        );
         assert_eq!(w.admits(r.rkey, true, 42, REMOTE_WRITE, 0x2000, 1), None);
         assert_eq!(w.admits(r.rkey, true, 42, REMOTE_READ, 0x2000, 0x101), None);
         assert_eq!(w.admits(r.rkey, true, 42, REMOTE_READ, 0x1fff, 1), None);
         assert_eq!(w.admits(r.rkey, false, 42, REMOTE_READ, 0x2000, 1), None);
-        assert_eq!(w.admits(make_key(FIRST_INDEX + 3, 7), true, 42, 0, 0x2000, 1), None);
+        assert_eq!(
+            w.admits(make_key(FIRST_INDEX + 3, 7), true, 42, 0, 0x2000, 1),
+            None
+        );
         // Type 1 cannot be invalidated; binding with length 0 unbinds.
         assert_eq!(w.invalidate(w.rkey), Err(MwError::State));
         let r2 = req(&w, 9, 0, 0, 0);
@@ -276,13 +285,22 @@ mod tests {
     fn type2_bind_invalidate() {
         let mut w = Window::new(true, make_key(FIRST_INDEX, 1));
         let r = req(&w, 2, 0x1000, 0x800, REMOTE_WRITE | ZERO_BASED);
-        assert_eq!(w.bind(&req(&w, 2, 0, 0, 0), true, None, 5), Err(MwError::State));
+        assert_eq!(
+            w.bind(&req(&w, 2, 0, 0, 0), true, None, 5),
+            Err(MwError::State)
+        );
         w.bind(&r, true, Some(&MR), 5).unwrap();
         // Only its QP; zero-based addresses.
-        assert_eq!(w.admits(r.rkey, true, 5, REMOTE_WRITE, 0x10, 0x10), Some(0x1010));
+        assert_eq!(
+            w.admits(r.rkey, true, 5, REMOTE_WRITE, 0x10, 0x10),
+            Some(0x1010)
+        );
         assert_eq!(w.admits(r.rkey, true, 6, REMOTE_WRITE, 0x10, 0x10), None);
         assert_eq!(w.admits(r.rkey, true, 5, REMOTE_WRITE, 0x7f0, 0x11), None);
-        assert_eq!(w.bind(&req(&w, 3, 0, 1, 0), true, Some(&MR), 5), Err(MwError::State));
+        assert_eq!(
+            w.bind(&req(&w, 3, 0, 1, 0), true, Some(&MR), 5),
+            Err(MwError::State)
+        );
         assert_eq!(w.invalidate(make_key(FIRST_INDEX, 1)), Err(MwError::Stale));
         w.invalidate(r.rkey).unwrap();
         assert_eq!(w.admits(r.rkey, true, 5, 0, 0, 1), None);

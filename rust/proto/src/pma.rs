@@ -84,12 +84,7 @@ pub fn answer(inp: &[u8], out: &mut [u8], c: &PortCounters) -> Answer {
         ATTR_PORT_COUNTERS => {}
         ATTR_PORT_COUNTERS_EXT => {
             // Data counters count 4-byte words.
-            let words = [
-                c.xmit_bytes / 4,
-                c.rcv_bytes / 4,
-                c.xmit_pkts,
-                c.rcv_pkts,
-            ];
+            let words = [c.xmit_bytes / 4, c.rcv_bytes / 4, c.xmit_pkts, c.rcv_pkts];
             for (k, v) in words.iter().enumerate() {
                 put(out, DATA_OFF + 8 + 8 * k, &v.to_be_bytes());
             }
@@ -153,18 +148,17 @@ mod tests {
         );
         assert_eq!(&out[4..6], &STATUS_UNSUPPORTED.to_be_bytes());
         // Connection-manager MADs, SETs and short buffers pass.
-        assert_eq!(answer(&mad(0x07, METHOD_GET, 1), &mut out, &c), Answer::Pass);
+        assert_eq!(
+            answer(&mad(0x07, METHOD_GET, 1), &mut out, &c),
+            Answer::Pass
+        );
         assert_eq!(
             answer(&mad(CLASS_PERF_MGMT, 0x02, 1), &mut out, &c),
             Answer::Pass
         );
         assert_eq!(answer(&[0u8; 10], &mut out, &c), Answer::Pass);
         assert_eq!(
-            answer(
-                &mad(CLASS_PERF_MGMT, METHOD_GET, 1),
-                &mut [0u8; 100],
-                &c
-            ),
+            answer(&mad(CLASS_PERF_MGMT, METHOD_GET, 1), &mut [0u8; 100], &c),
             Answer::Pass
         );
     }
