@@ -5,7 +5,7 @@
 
 use super::limits::{self, QP_TABLE};
 use super::qp::Qp;
-use super::res::{access, Ah, Cq, Mr, Pd, Srq};
+use super::res::{access, Ah, Cq, Mr, Mw, Pd, Srq};
 use super::shared::{filled, DevShared};
 use super::stats::Stats;
 use super::tx::Path;
@@ -50,6 +50,7 @@ mod caps {
     pub(super) const MAX_CQ: u32 = 1 << 16;
     pub(super) const MAX_CQE: u32 = limits::MAX_CQE;
     pub(super) const MAX_MR: u32 = limits::MR_TABLE as u32 - 1;
+    pub(super) const MAX_MW: u32 = limits::MW_TABLE as u32;
     pub(super) const MAX_PD: u32 = 1 << 16;
     pub(super) const MAX_QP_RD_ATOM: u32 = limits::MAX_QP_RD_ATOM;
     pub(super) const MAX_RES_RD_ATOM: u32 = 1 << 16;
@@ -163,7 +164,9 @@ impl Rrxe {
         (b::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT
             | b::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
             | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
-            | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS) as u64
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B) as u64
     }
 }
 
@@ -244,6 +247,7 @@ impl IbDriver for Rrxe {
             max_cq: caps::MAX_CQ,
             max_cqe: caps::MAX_CQE,
             max_mr: caps::MAX_MR,
+            max_mw: caps::MAX_MW,
             max_pd: caps::MAX_PD,
             max_qp_rd_atom: caps::MAX_QP_RD_ATOM,
             max_res_rd_atom: caps::MAX_RES_RD_ATOM,
@@ -323,6 +327,7 @@ impl IbDriver for Rrxe {
     type Qp = Qp;
     type Ah = Ah;
     type Srq = Srq;
+    type Mw = Mw;
 
     fn alloc_pd(_dev: &IbDev<Self>) -> Result<Arc<Pd>> {
         Pd::new()
@@ -351,8 +356,23 @@ impl IbDriver for Rrxe {
     }
 
     fn dereg_mr(dev: &IbDev<Self>, mr: Arc<Mr>) -> Result {
+        if mr.has_windows() {
+            return Err(EBUSY);
+        }
         dev.data().shared.remove_mr(mr.key);
         Ok(())
+    }
+
+    fn alloc_mw(dev: &IbDev<Self>, pd: &Arc<Pd>, type2: bool) -> Result<(Arc<Mw>, u32)> {
+        let pdid = pd.id;
+        dev.data()
+            .shared
+            .insert_mw(|rkey| Mw::new(pdid, type2, rkey))
+    }
+
+    fn dealloc_mw(dev: &IbDev<Self>, mw: Arc<Mw>) {
+        mw.release();
+        dev.data().shared.remove_mw(mw.key);
     }
 
     fn create_cq(
@@ -440,7 +460,9 @@ impl IbDriver for Rrxe {
 
     fn get_dma_mr(dev: &IbDev<Self>, pd: &Arc<Pd>, acc: i32) -> Result<(Arc<Mr>, u32)> {
         let pdid = pd.id;
-        dev.data().shared.insert_mr(|key| Mr::new_dma(key, pdid, acc))
+        dev.data()
+            .shared
+            .insert_mr(|key| Mr::new_dma(key, pdid, acc))
     }
 
     fn alloc_mr(dev: &IbDev<Self>, pd: &Arc<Pd>, max_pages: u32) -> Result<(Arc<Mr>, u32)> {

@@ -116,5 +116,6 @@ stats!(
     mr_reg,
     mr_inv_local,
     mr_inv_remote,
+    mw_bind,
     key_errors,
 );

@@ -61,6 +61,8 @@ pub(crate) trait IbDriver: Sized + 'static {
     type Ah: Send + Sync;
     /// Shared receive queue state.
     type Srq: Send + Sync;
+    /// Memory window state.
+    type Mw: Send + Sync;
 
     /// Allocates a PD.
     fn alloc_pd(dev: &IbDev<Self>) -> Result<Arc<Self::Pd>>;
@@ -93,8 +95,13 @@ pub(crate) trait IbDriver: Sized + 'static {
     fn map_mr_begin(mr: &Arc<Self::Mr>, page_size: u32) -> Result;
     /// `ib_map_mr_sg` maps the page at DMA (here: kernel virtual) address `addr` next.
     fn map_mr_page(mr: &Arc<Self::Mr>, addr: u64) -> Result;
-    /// Deregisters an MR.
+    /// Deregisters an MR (refused while memory windows are bound to it).
     fn dereg_mr(dev: &IbDev<Self>, mr: Arc<Self::Mr>) -> Result;
+    /// Allocates a memory window of type 2 (else 1); returns it and its rkey.
+    fn alloc_mw(dev: &IbDev<Self>, pd: &Arc<Self::Pd>, type2: bool)
+        -> Result<(Arc<Self::Mw>, u32)>;
+    /// Deallocates a memory window.
+    fn dealloc_mw(dev: &IbDev<Self>, mw: Arc<Self::Mw>);
     /// Creates a CQ of at least `cqe` entries; returns it and its real capacity.
     fn create_cq(
         dev: &IbDev<Self>,
@@ -501,6 +508,7 @@ type CqShell<T> = Shell<b::ib_cq, <T as IbDriver>::Cq>;
 type QpShell<T> = Shell<b::ib_qp, <T as IbDriver>::Qp>;
 type AhShell<T> = Shell<b::ib_ah, <T as IbDriver>::Ah>;
 type SrqShell<T> = Shell<b::ib_srq, <T as IbDriver>::Srq>;
+type MwShell<T> = Shell<b::ib_mw, <T as IbDriver>::Mw>;
 
 fn errno(e: Error) -> c_int {
     e.to_errno()
@@ -582,7 +590,12 @@ unsafe extern "C" fn reg_user_mr<T: IbDriver>(
     let Some(p) = shell.data() else {
         return fail(EINVAL);
     };
-    mr_shell::<T>(dev, T::reg_user_mr(dev, p, start, len, iova, access), iova, len)
+    mr_shell::<T>(
+        dev,
+        T::reg_user_mr(dev, p, start, len, iova, access),
+        iova,
+        len,
+    )
 }
 
 /// # Safety
@@ -591,13 +604,73 @@ unsafe extern "C" fn reg_user_mr<T: IbDriver>(
 /// `get_dma_mr`; ib_core never uses `mr` again after this call.
 unsafe extern "C" fn dereg_mr<T: IbDriver>(mr: *mut b::ib_mr, _udata: *mut b::ib_udata) -> c_int {
     // SAFETY: the MR was allocated by `reg_user_mr` on one of our devices.
-    let dev = unsafe { IbDev::<T>::from_raw((*mr).device) };
-    // SAFETY: ib_core never uses the MR after dereg.
-    let data = unsafe { MrShell::<T::Mr>::free(mr) };
+    let (dev, data) = unsafe {
+        (
+            IbDev::<T>::from_raw((*mr).device),
+            MrShell::<T::Mr>::data_of(mr).clone(),
+        )
+    };
     match T::dereg_mr(dev, data) {
-        Ok(()) => 0,
+        Ok(()) => {
+            // SAFETY: deregistered; ib_core never uses the MR after a successful dereg.
+            drop(unsafe { MrShell::<T::Mr>::free(mr) });
+            0
+        }
+        // (Refused, e.g. while memory windows are bound to it: the MR stays.)
         Err(e) => errno(e),
     }
+}
+
+/// # Safety
+///
+/// Called by ib_core (`ALLOC_MW`) with `mw` a zeroed `MwShell<T>` whose device and PD are
+/// ours and that lives until `dealloc_mw`.
+unsafe extern "C" fn alloc_mw<T: IbDriver>(mw: *mut b::ib_mw, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: a zeroed MW shell with its core fields (device, pd, type) filled in.
+    let (dev, pd, ty) = unsafe {
+        (
+            IbDev::<T>::from_raw((*mw).device),
+            PdShell::<T>::from_raw((*mw).pd).data(),
+            (*mw).type_,
+        )
+    };
+    let Some(pd) = pd else {
+        return EINVAL.to_errno();
+    };
+    let type2 = match ty {
+        b::ib_mw_type_IB_MW_TYPE_1 => false,
+        b::ib_mw_type_IB_MW_TYPE_2 => true,
+        _ => return EOPNOTSUPP.to_errno(),
+    };
+    match T::alloc_mw(dev, pd, type2) {
+        Ok((w, rkey)) => {
+            // SAFETY: not visible yet.
+            unsafe {
+                (*mw).rkey = rkey;
+                MwShell::<T>::set(mw, Some(w));
+            }
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// # Safety
+///
+/// Called by ib_core with `mw` a live MW shell of ours that no other op uses any more;
+/// ib_core frees the shell afterwards.
+unsafe extern "C" fn dealloc_mw<T: IbDriver>(mw: *mut b::ib_mw) -> c_int {
+    // SAFETY: live MW of ours; ib_core frees the shell afterwards.
+    let (dev, w) = unsafe {
+        (
+            IbDev::<T>::from_raw((*mw).device),
+            MwShell::<T>::set(mw, None),
+        )
+    };
+    if let Some(w) = w {
+        T::dealloc_mw(dev, w);
+    }
+    0
 }
 
 /// # Safety
@@ -1377,6 +1450,9 @@ impl<T: IbDriver> Ops<T> {
         poll_cq: Some(poll_cq::<T>),
         get_dma_mr: Some(get_dma_mr::<T>),
         alloc_mr: Some(alloc_mr::<T>),
+        alloc_mw: Some(alloc_mw::<T>),
+        dealloc_mw: Some(dealloc_mw::<T>),
+        size_ib_mw: size_of::<MwShell<T>>(),
         map_mr_sg: Some(map_mr_sg::<T>),
         size_ib_qp: size_of::<QpShell<T>>(),
         create_ah: Some(create_ah::<T>),

@@ -10,6 +10,7 @@
 //! - `resp.rs`: the responder ([`rc::resp`]): executing requests, ACK/NAK, READ answers;
 //! - `reasm.rs`: packets kept beyond the expected PSN (selective retransmission);
 //! - `ud.rs`: UD and GSI datagrams;
+//! - `uc.rs`: unreliable connected QPs;
 //! - `mem.rs`: the decoded-WQE cache, gather and scatter;
 //! - `sched.rs`: where the engine runs: the receive queue, the work item, the timer.
 
@@ -21,6 +22,7 @@ mod reasm;
 mod req;
 mod resp;
 mod sched;
+mod uc;
 mod ud;
 
 use super::limits::{MAX_QP_RD_ATOM, REASM_QP_KIB};
@@ -39,6 +41,7 @@ use crate::proto::rc::{self, QpState, Retry};
 use crate::proto::rdrep::ReadRepair;
 use crate::proto::sel::{ProbeDelay, RX_SPAN};
 use crate::proto::uapi::{self, send_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
+use crate::proto::uc::UcResponder;
 use crate::sys as b;
 use cc::QpCc;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -164,6 +167,9 @@ struct State {
     kept_bytes: usize,
     // ---- congestion control
     cc: QpCc,
+    // ---- unreliable connected
+    /// UC responder: the expected PSN, a message in progress.
+    uc: UcResponder,
 }
 
 /// A queue pair.
@@ -256,6 +262,7 @@ impl Qp {
         let qp_type = init.qp_type;
         let gsi = qp_type == b::ib_qp_type_IB_QPT_GSI;
         if qp_type != b::ib_qp_type_IB_QPT_RC
+            && qp_type != b::ib_qp_type_IB_QPT_UC
             && qp_type != b::ib_qp_type_IB_QPT_UD
             && !(gsi && udata.is_none())
         {
@@ -401,6 +408,7 @@ impl Qp {
                     kept,
                     kept_bytes: 0,
                     cc: QpCc::new(dev.knobs.params()),
+                    uc: UcResponder::new(Psn::new(0)),
                 }),
             }),
             GFP_KERNEL,
@@ -561,6 +569,7 @@ impl Qp {
         }
         if m(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
             st.resp.set_psn(Psn::new(attr.rq_psn));
+            st.uc = UcResponder::new(Psn::new(attr.rq_psn));
             self.drop_kept(&mut st);
         }
         if m(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
@@ -694,6 +703,7 @@ impl Qp {
         st.cur.forget();
         st.comp.forget();
         st.resp.reset();
+        st.uc.abort();
         st.path = None;
         self.drop_kept(st);
         self.cc_detach(st);

@@ -5,6 +5,7 @@
 //! what a SACK, a probe or a go-back names.
 
 use super::super::tx::{Payload, TxPkt};
+use super::local::Local;
 use super::sched::mono_ns;
 use super::Qp;
 use super::{selmode, QpState, State};
@@ -18,6 +19,7 @@ use crate::proto::rc::req::{Request, Seg, Slot, WqeHead};
 use crate::proto::rc::{self, Kind, DEFAULT_PKEY};
 use crate::proto::sel::{self, Sack, Xeth};
 use crate::proto::uapi::{send_flags, wc_status, wr, SendWqe};
+use crate::proto::uc;
 
 /// Silence after which a selective requester sends a tail-loss probe: twice the smallest
 /// recent round trip (see `ProbeDelay`) within these bounds, the upper one until
@@ -41,6 +43,10 @@ impl Qp {
             self.ud_run(st);
             return;
         }
+        if self.uc() {
+            self.uc_run(st);
+            return;
+        }
         let mut sent_any = false;
         let now = mono_ns();
         self.cc_refresh(st, now);
@@ -58,33 +64,13 @@ impl Qp {
                 break;
             };
             if wr::local(wqe.opcode) {
-                let done = Self::local_ready(st, i).then(|| {
-                    let r = self.local_op(&wqe);
-                    (r, Slot {
-                        wr_id: wqe.wr_id,
-                        opcode: wqe.opcode,
-                        flags: wqe.flags,
-                        ..Slot::default()
-                    })
-                });
+                // (Waiting, it goes on when the completer runs the requester again.)
+                let step = self.local_step(st, i, &wqe);
                 st.cur.put(wqe);
-                match done {
-                    // Waits for the WQEs before it: the completer runs the requester
-                    // again as they complete.
-                    None => break,
-                    Some((Ok(()), slot)) => {
-                        if let Some(s) = st.slots.get_mut(i as usize) {
-                            *s = slot;
-                        }
-                        st.req.next = self.sq.geom.next(i);
-                        self.complete_send(st, wc_status::SUCCESS);
-                        continue;
-                    }
-                    Some((Err(status), _)) => {
-                        self.fail_at(st, status);
-                        break;
-                    }
+                if step == Local::Done {
+                    continue;
                 }
+                break;
             }
             let kind = Kind::of_wr(wqe.opcode);
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
@@ -243,7 +229,11 @@ impl Qp {
         seg: &Seg,
         xflags: u8,
     ) -> core::result::Result<(), u32> {
-        let opcode = rc::opcode(kind, seg.first, seg.last);
+        let opcode = if self.uc() {
+            uc::opcode(rc::opcode(kind, seg.first, seg.last))
+        } else {
+            rc::opcode(kind, seg.first, seg.last)
+        };
         let info = opcode::info(opcode).ok_or(wc_status::LOC_QP_OP_ERR)?;
         let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
         let ts = st.cc.ts();

@@ -7,6 +7,7 @@ use super::access;
 use crate::kabi::lock::{new_spinlock_irq, SpinLockIrq};
 use crate::kabi::mem::{KernelVa, Umem};
 use crate::proto::mr::{FastMr, KeyError, PageMap, Reg};
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -19,6 +20,8 @@ pub(crate) struct Mr {
     pub(crate) access: i32,
     pub(crate) iova: u64,
     pub(crate) len: u64,
+    /// Memory windows bound to it (it cannot be deregistered or invalidated meanwhile).
+    windows: AtomicU32,
     mem: MrMem,
 }
 
@@ -65,6 +68,7 @@ impl Mr {
                 access,
                 iova,
                 len,
+                windows: AtomicU32::new(0),
                 mem: MrMem::User { umem, first_off },
             },
             GFP_KERNEL,
@@ -83,6 +87,7 @@ impl Mr {
                 access: access::LOCAL_WRITE | (acc & access::SUPPORTED),
                 iova: 0,
                 len: u64::MAX,
+                windows: AtomicU32::new(0),
                 mem: MrMem::Kernel,
             },
             GFP_KERNEL,
@@ -106,6 +111,7 @@ impl Mr {
                 access: 0,
                 iova: 0,
                 len: 0,
+                windows: AtomicU32::new(0),
                 mem: MrMem::Fast(fast),
             },
             GFP_KERNEL,
@@ -121,6 +127,21 @@ impl Mr {
             MrMem::Fast(f) => f.lock().reg.admits(key, need as u32),
             _ => self.key == key && self.access & need == need,
         }
+    }
+
+    /// A memory window was bound to the MR.
+    pub(crate) fn window_bound(&self) {
+        self.windows.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A memory window bound to the MR was unbound, invalidated or deallocated.
+    pub(crate) fn window_unbound(&self) {
+        self.windows.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Memory windows are bound to the MR.
+    pub(crate) fn has_windows(&self) -> bool {
+        self.windows.load(Ordering::Acquire) != 0
     }
 
     /// `ib_map_mr_sg` begins: the page list is emptied for pages of `page_size` bytes.
@@ -154,8 +175,7 @@ impl Mr {
             return Err(KeyError::NotFastReg);
         };
         let mut f = f.lock();
-        let map =
-            PageMap::new(f.page_size, r.iova, f.pages.len()).ok_or(KeyError::Range)?;
+        let map = PageMap::new(f.page_size, r.iova, f.pages.len()).ok_or(KeyError::Range)?;
         f.reg.register(r, pd == self.pd, map.covered())?;
         f.map = Some(map);
         Ok(())
@@ -166,7 +186,9 @@ impl Mr {
         let MrMem::Fast(f) = &self.mem else {
             return Err(KeyError::NotFastReg);
         };
-        f.lock().reg.invalidate(key, 0)
+        f.lock()
+            .reg
+            .invalidate(key, self.windows.load(Ordering::Acquire))
     }
 
     /// Offset of `[va, va + n)` from the MR's start, if the range lies in the MR.
@@ -200,7 +222,11 @@ impl Mr {
         let map = f.map.as_ref()?;
         map.walk(rel, n, |p| {
             let base = f.pages.get(p.page).ok_or(())?;
-            copy(base.checked_add(p.off as u64).ok_or(())?, p.at..p.at + p.len).ok_or(())
+            copy(
+                base.checked_add(p.off as u64).ok_or(())?,
+                p.at..p.at + p.len,
+            )
+            .ok_or(())
         })?
         .ok()
     }
@@ -216,9 +242,9 @@ impl Mr {
                 self.offset(va, buf.len())?;
                 KernelVa::write(va, buf)
             }
-            MrMem::Fast(f) => Self::fast_walk(f, va, buf.len(), |a, r| {
-                KernelVa::write(a, buf.get(r)?)
-            }),
+            MrMem::Fast(f) => {
+                Self::fast_walk(f, va, buf.len(), |a, r| KernelVa::write(a, buf.get(r)?))
+            }
         }
     }
 
@@ -233,9 +259,9 @@ impl Mr {
                 self.offset(va, buf.len())?;
                 KernelVa::read(va, buf)
             }
-            MrMem::Fast(f) => Self::fast_walk(f, va, buf.len(), |a, r| {
-                KernelVa::read(a, buf.get_mut(r)?)
-            }),
+            MrMem::Fast(f) => {
+                Self::fast_walk(f, va, buf.len(), |a, r| KernelVa::read(a, buf.get_mut(r)?))
+            }
         }
     }
 
