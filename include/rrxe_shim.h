@@ -112,6 +112,10 @@ void *rrxe_page_address(struct page *page);
 /* ordered accesses to memory shared with userspace: macros */
 u32 rrxe_load_acquire32(const u32 *addr);
 void rrxe_store_release32(u32 *addr, u32 val);
+/* ATOMIC WRITE: one 8-byte store (WRITE_ONCE on an aligned address) */
+void rrxe_write_once64(u64 *addr, u64 val);
+/* FLUSH to global visibility: wmb() */
+void rrxe_wmb(void);
 
 /* vmalloc'ed rings shared with userspace */
 void *rrxe_vmalloc_user(size_t size);				/* alloc_hooks macro */

@@ -30,6 +30,10 @@ module! {
             default: 2,
             description: "Congestion control of new devices (debugfs rrxe-DEV/cc_params/algo changes it at run time): 0 = none, 1 = dcqcn, 2 = rate (the receiver's measured rate from rrxe peers' CNPs, dcqcn for others; default), 3 = delay (per-destination one-way delays)",
         },
+        verify: u32 {
+            default: 0,
+            description: "Verified WRITEs on new devices (debugfs rrxe-DEV/verify/enable changes it at run time): 0 = off (default), 1 = offer them on every RC connection (used when the peer is rrxe and accepts)",
+        },
         reasm_qp_kib: u32 {
             default: 4096,
             description: "KiB of packets one QP keeps beyond its expected PSN (1..65536; the device keeps at most 64 MiB)",

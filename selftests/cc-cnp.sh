@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# ECN and CNPs between two hosts, one packet at a time: rrxe's data packets leave
-# ECN-capable (ECT(0)) and ACKs do not; a receiver reads Congestion Experienced over IPv6
-# too (netem marks instead of dropping) and answers with CNPs; while a verified WRITE
+# ECN and CNPs between two hosts, one packet at a time: rrxe's packets leave
+# ECN-capable (ECT(0)), requests and ACKs without payload too, and only CNPs do not; a
+# receiver reads Congestion Experienced over IPv6 too (netem marks instead of dropping)
+# and answers with CNPs; while a verified WRITE
 # stream runs, CNPs injected from the peer's address reach the requester: a standard one
 # (16 zero reserved bytes, as every NIC sends) gets the DCQCN reaction even though the
 # device runs "rate", an rrxe one that carries a low measured rate sets the QP's rate
@@ -15,7 +16,7 @@ ktap_set_plan 6
 hosts_up
 devs_up
 
-# ECT(0) (TOS low bits 10) on RoCEv2 data packets leaving va, counted by two filters:
+# ECT(0) (TOS low bits 10) on the RoCEv2 packets leaving va, counted by two filters:
 # one for ECT(0), one for not-ECT.
 in0 tc qdisc add dev va clsact
 in0 tc filter add dev va egress protocol ip prio 1 u32 match ip protocol 17 0xff \
@@ -26,22 +27,28 @@ pkts() { in0 tc -s filter show dev va egress prio "$1" | awk '/Sent [0-9]+ bytes
 verify -o write -s 65536 -n 50 -k 4 >/dev/null
 ect=$(pkts 1) plain=$(pkts 2)
 echo "# IPv4 RoCEv2 packets leaving va: ECT(0) ${ect:-0}, not-ECT ${plain:-0}"
-# (WRITE data is ECT(0); READ requests and ACKs are not.)
-ktap_test_result "data packets leave ECT(0), packets without payload do not" \
-	test "${ect:-0}" -gt 100 -a "${plain:-0}" -gt 0
+# (WRITE data, READ requests and ACKs: all ECT(0).)
+ktap_test_result "data packets, requests and ACKs leave ECT(0)" \
+	test "${ect:-0}" -gt 100 -a "${plain:-1}" = 0
 in0 tc qdisc del dev va clsact
 
-# netem marks 5% of the ECT packets leaving va CE (and drops nothing): over IPv6.
+# netem marks 5% of the ECT packets leaving va CE (and drops nothing): over IPv6. On the
+# way back only the CNPs are not-ECT (counted on vb, traffic class low bits 00).
 in0 tc qdisc add dev va root netem loss 5% ecn
+in1 tc qdisc add dev vb clsact
+in1 tc filter add dev vb egress protocol ipv6 prio 1 u32 match ip6 protocol 17 0xff \
+	match ip6 dport 4791 0xffff match ip6 priority 0x00 0x03 action gact pass
 m0=$(counter rrxe1 np_ecn_marked_roce_packets) c0=$(counter rrxe1 np_cnp_sent)
 h0=$(counter rrxe0 rp_cnp_handled)
 verify -o write -s 65536 -n 100 -k 4 -g 2
 ok=$?
 m=$(($(counter rrxe1 np_ecn_marked_roce_packets) - m0)) c=$(($(counter rrxe1 np_cnp_sent) - c0))
 h=$(($(counter rrxe0 rp_cnp_handled) - h0))
-echo "# IPv6: CE marks read $m, CNPs sent $c, handled $h, netem dropped $(tc_dropped in0 qdisc show dev va)"
-ktap_test_result "IPv6: CE read, CNPs sent and handled, data intact" \
-	test $ok = 0 -a "$m" -gt 0 -a "$c" -gt 0 -a "$h" -gt 0
+n6=$(in1 tc -s filter show dev vb egress prio 1 | awk '/Sent [0-9]+ bytes/ { print $4; exit }')
+echo "# IPv6: CE marks read $m, CNPs sent $c (not-ECT packets leaving vb ${n6:-none}), handled $h, netem dropped $(tc_dropped in0 qdisc show dev va)"
+ktap_test_result "IPv6: CE read, CNPs sent not-ECT and handled, data intact" \
+	test $ok = 0 -a "$m" -gt 0 -a "$c" -gt 0 -a "$h" -gt 0 -a "${n6:-0}" = "$c"
+in1 tc qdisc del dev vb clsact
 in0 tc qdisc del dev va root
 
 # A long verified stream from rrxe0 (about 14 s unpaced); its QP number from rdma

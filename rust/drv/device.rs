@@ -167,6 +167,10 @@ impl Rrxe {
             | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
             | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
             | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B) as u64
+            // IBTA 1.5 placement operations (kernel flags beyond 32 bits).
+            | b::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL as u64
+            | b::ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT as u64
+            | b::ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE as u64
     }
 }
 
@@ -343,6 +347,11 @@ impl IbDriver for Rrxe {
         iova: u64,
         acc: i32,
     ) -> Result<(Arc<Mr>, u32)> {
+        if acc & access::FLUSH_PERSISTENT != 0 {
+            // No memory rrxe registers is persistent (rdma_rxe's answer for pages that
+            // are not pmem).
+            return Err(EINVAL);
+        }
         if acc & !access::SUPPORTED != 0 {
             return Err(EOPNOTSUPP);
         }

@@ -16,6 +16,7 @@ mod rx;
 mod shared;
 mod stats;
 mod tx;
+mod verify;
 
 use crate::kabi::ib::{IbDev, LinkRegistration};
 use crate::kabi::netdev::NetdevNotifier;

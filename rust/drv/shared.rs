@@ -8,6 +8,7 @@ use super::limits::{AH_TABLE, CLOSED_MAX, MR_TABLE, MW_TABLE, REASM_DEV_MAX};
 use super::res::{Ah, Mr, Mw};
 use super::stats::Stats;
 use super::tx::{self, Path, Payload, TxPkt};
+use super::verify::{VerifyKnobs, VerifyParams};
 use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
 use crate::kabi::netdev::NetNs;
 use crate::kabi::timer::Deadline;
@@ -112,6 +113,30 @@ pub(crate) struct Closed {
     pub(crate) until: Deadline,
 }
 
+/// The device's run-time knobs (debugfs `rrxe-<dev>/`): congestion control in
+/// `cc_params/`, verified WRITEs in `verify/`.
+pub(crate) struct DevKnobs {
+    cc: Knobs,
+    verify: VerifyKnobs,
+}
+
+impl DevKnobs {
+    /// Congestion-control knobs.
+    pub(crate) fn params(&self) -> Params {
+        self.cc.params()
+    }
+
+    /// Verified-WRITE knobs.
+    pub(crate) fn verify(&self) -> VerifyParams {
+        self.verify.params()
+    }
+
+    fn populate<'d>(&'d self, dir: &kernel::debugfs::ScopedDir<'d, '_>) {
+        self.cc.populate(dir);
+        self.verify.populate(dir);
+    }
+}
+
 /// Device state shared with QPs and the packet path.
 #[pin_data]
 pub(crate) struct DevShared {
@@ -127,9 +152,9 @@ pub(crate) struct DevShared {
     /// interrupts disabled (the CM does, under its own locks).
     #[pin]
     ahs: SpinLockIrq<KVec<Option<Arc<Ah>>>>,
-    /// Congestion-control knobs, with their debugfs files.
+    /// Congestion-control and verification knobs, with their debugfs files.
     #[pin]
-    pub(crate) knobs: Scope<Knobs>,
+    pub(crate) knobs: Scope<DevKnobs>,
     /// Receiver: bytes and active QPs of the port (what CNPs to rrxe senders carry).
     #[pin]
     pub(crate) port: SpinLockBh<Port>,
@@ -170,7 +195,14 @@ impl DevShared {
                 }),
                 atomic <- new_spinlock_bh!(()),
                 ahs <- new_spinlock_irq!(ah_table),
-                knobs <- Scope::dir(Knobs::new(cc), &dir, |k, d| k.populate(d)),
+                knobs <- Scope::dir(
+                    DevKnobs {
+                        cc: Knobs::new(cc),
+                        verify: VerifyKnobs::new(),
+                    },
+                    &dir,
+                    |k, d| k.populate(d)
+                ),
                 port <- new_spinlock_bh!(Port::new()),
                 dests <- new_spinlock_bh!(dests),
             }),

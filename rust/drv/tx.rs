@@ -58,6 +58,13 @@ pub(crate) enum Payload<'a> {
         usize,
         &'a dyn Fn(&mut [u8]) -> core::result::Result<(), u32>,
     ),
+    /// As [`Payload::Fill`], then the sealer rewrites the headers once the payload is in
+    /// place (a verified WRITE's last packet carries the CRC of what was gathered).
+    Sealed(
+        usize,
+        &'a dyn Fn(&mut [u8]) -> core::result::Result<(), u32>,
+        &'a dyn Fn(&mut [u8]),
+    ),
 }
 
 /// One packet to send: BTH, extension headers and payload.
@@ -70,12 +77,14 @@ pub(crate) struct TxPkt<'a> {
 /// Builds and sends one packet on `path`. `Err(status)` if the payload could not be
 /// gathered (a completion status), `Err(LOC_QP_OP_ERR)` for any other failure.
 ///
-/// Packets with payload (not CNPs) leave ECN-capable (ECT(0)), so a congested router marks them
-/// instead of dropping them; the traffic class's upper six bits (DSCP) are the path's.
+/// Every packet but a CNP leaves ECN-capable (ECT(0)), so a congested router marks it
+/// instead of dropping it: data, and also requests and ACKs without payload, which an AQM
+/// drops early once its queue passes the marking threshold if they are not ECN-capable
+/// (a lost ACK costs a retransmission timeout). CNPs, the congestion signal itself, stay
+/// not-ECT. The traffic class's upper six bits (DSCP) are the path's.
 pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
     use crate::proto::uapi::wc_status::LOC_QP_OP_ERR as E;
-    let data = matches!(p.payload, Payload::Fill(..)) && p.bth.opcode != op::CNP;
-    let tclass = if data {
+    let tclass = if p.bth.opcode != op::CNP {
         (path.tclass & !ecn::CE) | ecn::ECT0
     } else {
         path.tclass & !ecn::CE
@@ -83,7 +92,7 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
     let hlen = packet::headers_len(&p.bth).ok_or(E)?;
     let plen = match p.payload {
         Payload::None => 0,
-        Payload::Fill(n, _) => n,
+        Payload::Fill(n, _) | Payload::Sealed(n, _, _) => n,
     };
     let pad = usize::from(p.bth.pad);
     let total = hlen + plen + pad + ICRC_LEN;
@@ -94,10 +103,16 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
         if write_headers(&p.bth, &p.ext, buf).is_err() {
             r = Err(E);
         }
-        if let (Payload::Fill(n, fill), Some(d)) = (&p.payload, buf.get_mut(hlen..hlen + plen)) {
-            if *n == d.len() {
+        match (&p.payload, buf.get_mut(hlen..hlen + plen)) {
+            (Payload::Fill(n, fill), Some(d)) | (Payload::Sealed(n, fill, _), Some(d))
+                if *n == d.len() =>
+            {
                 r = r.and(fill(d));
             }
+            _ => {}
+        }
+        if let (Payload::Sealed(_, _, seal), Some(h)) = (&p.payload, buf.get_mut(..hlen)) {
+            seal(h);
         }
         for b in buf.iter_mut().skip(hlen + plen) {
             *b = 0;

@@ -85,6 +85,32 @@ impl Umem {
         })
     }
 
+    /// Continues the CRC32C `crc` over the region's bytes `[off, off + len)`, where they
+    /// are (no copy). `None` if out of range.
+    pub(crate) fn crc32c(&self, off: usize, len: usize, crc: u32) -> Option<u32> {
+        let mut c = crc;
+        self.chunks(off, len, |mem, r| {
+            // SAFETY: `mem .. mem + r.len()` lies inside one pinned page. C reads it
+            // (userspace may write it concurrently; the CRC then simply differs).
+            c = unsafe { b::crc32c(c, mem.cast_const().cast(), r.len()) };
+        })?;
+        Some(c)
+    }
+
+    /// Stores `v` (host byte order) as one 8-byte access at byte offset `off`, which
+    /// must be 8-byte aligned in its page. `None` if out of range or misaligned.
+    pub(crate) fn store8(&self, off: usize, v: u64) -> Option<()> {
+        let page = kernel::page::PAGE_SIZE;
+        if off % 8 != 0 {
+            return None;
+        }
+        let addr = self.page(off / page)? + off % page;
+        // SAFETY: `addr .. addr + 8` lies in one pinned page (8-aligned offsets do not
+        // straddle a page) and is 8-byte aligned.
+        unsafe { b::rrxe_write_once64(addr as *mut u64, v) };
+        Some(())
+    }
+
     /// Copies `src` into the region at byte offset `off`. `None` if out of range.
     pub(crate) fn copy_in(&self, off: usize, src: &[u8]) -> Option<()> {
         self.chunks(off, src.len(), |mem, r| {
@@ -102,6 +128,13 @@ impl Drop for Umem {
         // process context).
         unsafe { b::ib_umem_release(self.umem.as_ptr()) }
     }
+}
+
+/// Orders every store before it ahead of every store after it, for other CPUs and
+/// devices (a FLUSH to global visibility).
+pub(crate) fn write_barrier() {
+    // SAFETY: a barrier; no preconditions.
+    unsafe { b::rrxe_wmb() }
 }
 
 /// A zeroed, page-aligned vmalloc buffer that userspace maps (a queue ring).
@@ -210,6 +243,26 @@ impl KernelVa {
         // type's documentation), which stays mapped while the request or registration
         // that names it is outstanding.
         unsafe { b::rrxe_memcpy(dst.as_mut_ptr().cast(), va as usize as *const _, dst.len()) };
+        Some(())
+    }
+
+    /// Continues the CRC32C `crc` over `len` bytes at kernel address `va`.
+    pub(crate) fn crc32c(va: u64, len: usize, crc: u32) -> Option<u32> {
+        if va == 0 || va.checked_add(len as u64).is_none() {
+            return None;
+        }
+        // SAFETY: as in `read`: the consumer's buffer, mapped while its request is
+        // outstanding.
+        Some(unsafe { b::crc32c(crc, va as usize as *const _, len) })
+    }
+
+    /// Stores `v` as one 8-byte access at kernel address `va` (8-byte aligned).
+    pub(crate) fn store8(va: u64, v: u64) -> Option<()> {
+        if va == 0 || va % 8 != 0 {
+            return None;
+        }
+        // SAFETY: as in `write`; aligned.
+        unsafe { b::rrxe_write_once64(va as usize as *mut u64, v) };
         Some(())
     }
 

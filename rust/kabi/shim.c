@@ -154,6 +154,16 @@ void rrxe_store_release32(u32 *addr, u32 val)
 	smp_store_release(addr, val);
 }
 
+void rrxe_write_once64(u64 *addr, u64 val)
+{
+	WRITE_ONCE(*addr, val);
+}
+
+void rrxe_wmb(void)
+{
+	wmb();
+}
+
 void *rrxe_vmalloc_user(size_t size)
 {
 	return vmalloc_user(size);

@@ -488,11 +488,23 @@ pub(crate) unsafe fn kernel_send_wr(
         b::ib_wr_opcode_IB_WR_RDMA_WRITE
             | b::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM
             | b::ib_wr_opcode_IB_WR_RDMA_READ
+            | b::ib_wr_opcode_IB_WR_ATOMIC_WRITE
+            | b::ib_wr_opcode_IB_WR_FLUSH
     ) {
-        // SAFETY: RDMA requests are `ib_rdma_wr`s.
+        // SAFETY: RDMA requests are `ib_rdma_wr`s; so are ATOMIC WRITE (its 8 bytes in
+        // the SGE list) and FLUSH (the range's length is the SGE list's total, no
+        // memory of its own), which the kernel API gives no request type of their own.
         let r = unsafe { &*wr.cast::<b::ib_rdma_wr>() };
         out.remote_addr = r.remote_addr;
         out.rkey = r.rkey;
+        if w.opcode == b::ib_wr_opcode_IB_WR_FLUSH {
+            out.flush_type = b::ib_placement_type_IB_FLUSH_GLOBAL as u8;
+            out.flush_level = if length > 0 {
+                b::ib_selectivity_level_IB_FLUSH_RANGE as u8
+            } else {
+                b::ib_selectivity_level_IB_FLUSH_MR as u8
+            };
+        }
     }
     Ok(out)
 }

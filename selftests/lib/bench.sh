@@ -126,7 +126,7 @@ fi
 
 echo "bench: booting $KB ($accel, $cpus vCPUs, $mem) for '$mode'" >&2
 start=$(date +%s)
-qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_RUNNER:+"RRXE_RUNNER=$RRXE_RUNNER"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} ${RRXE_AB:+"RRXE_AB=$RRXE_AB"} ${RRXE_AB_ROUNDS:+"RRXE_AB_ROUNDS=$RRXE_AB_ROUNDS"} ${RRXE_AB_LOSS:+"RRXE_AB_LOSS=$RRXE_AB_LOSS"} ${RRXE_AB_ONLY:+"RRXE_AB_ONLY=$RRXE_AB_ONLY"} ${RRXE_CC_STEP:+"RRXE_CC_STEP=$RRXE_CC_STEP"} </dev/null 2>&1 | tee "$out/console.log" |
+qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_RUNNER:+"RRXE_RUNNER=$RRXE_RUNNER"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} ${RRXE_AB:+"RRXE_AB=$RRXE_AB"} ${RRXE_AB_ROUNDS:+"RRXE_AB_ROUNDS=$RRXE_AB_ROUNDS"} ${RRXE_AB_LOSS:+"RRXE_AB_LOSS=$RRXE_AB_LOSS"} ${RRXE_AB_ONLY:+"RRXE_AB_ONLY=$RRXE_AB_ONLY"} ${RRXE_CC_STEP:+"RRXE_CC_STEP=$RRXE_CC_STEP"} ${RRXE_CC_RUNS:+"RRXE_CC_RUNS=$RRXE_CC_RUNS"} ${RRXE_CC_KNOBS:+"RRXE_CC_KNOBS=$RRXE_CC_KNOBS"} ${RRXE_CC_BURST:+"RRXE_CC_BURST=$RRXE_CC_BURST"} </dev/null 2>&1 | tee "$out/console.log" |
 	sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/\r$//' | grep --line-buffered -v -E '^\s*$'
 qrc=${PIPESTATUS[0]}
 took=$(($(date +%s) - start))

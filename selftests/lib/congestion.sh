@@ -82,7 +82,9 @@ run() {
 	{
 		echo "drops $(($(bn_dropped) - d0))"
 		echo "marks $(($(marked) - m0))"
-		awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print "lat_p50", $5; print "lat_p99", $8; exit }' $logs/$name-lat
+		# (Either side times the same ping-pong; the client's clock read inf once.)
+		cat $logs/$name-lat $logs/$name-latsrv |
+			awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ / { print "lat_p50", $5; print "lat_p99", $8; exit }'
 		if [ "$prov" = rrxe ]; then
 			for c in $cnames; do echo "$c $(($(cc_counters $c) - ${c0[$c]}))"; done
 		fi
@@ -91,10 +93,19 @@ run() {
 	wait
 }
 
+# (Tuning: RRXE_CC_RUNS=rate,delay picks runs, RRXE_CC_KNOBS="name=value,..." sets
+# knobs on every device after the algorithm.)
 if [ "$prov" = rrxe ]; then
 	for a in none:0:marking dcqcn:1:marking rate:2:marking delay:3:plain; do
+		name=$(echo "$a" | cut -d: -f1)
+		case " $(echo "${RRXE_CC_RUNS:-$name}" | tr , ' ') " in *" $name "*) ;; *) continue ;; esac
 		algo_all "$(echo "$a" | cut -d: -f2)"
-		run "$(echo "$a" | cut -d: -f1)" "$(echo "$a" | cut -d: -f3)"
+		for kv in $(echo "${RRXE_CC_KNOBS:-}" | tr , ' '); do
+			for d in ccd $(for i in $SENDERS; do echo ccs$i; done); do
+				knob $d "${kv%%=*}" "${kv#*=}"
+			done
+		done
+		run "$name" "$(echo "$a" | cut -d: -f3)"
 	done
 else
 	run rdma_rxe marking

@@ -66,11 +66,13 @@ cc_up() {
 # FIFO that never marks. Everything else (the tools' TCP set-up) goes ahead in its own
 # band: RED drops packets that are not ECN-capable early, and a TCP handshake stuck
 # behind the RoCE queue kept later flows from starting for many seconds. (htb let about
-# 165 Mbit/s through at "rate 100mbit" in the TCG guest; tbf holds the rate.)
+# 165 Mbit/s through at "rate 100mbit" in the TCG guest; tbf holds the rate. Its bucket
+# holds 64 KB, 5 ms at 100 Mbit/s: the guest's timers fire late under TCG, and with
+# 16 KB the tokens lost meanwhile held even a full queue to 88% of the rate.)
 bottleneck() {
 	local r=(ip netns exec "$NSR" tc)
 	"${r[@]}" qdisc del dev rd root 2>/dev/null
-	"${r[@]}" qdisc add dev rd root handle 1: tbf rate ${BN_MBIT}mbit burst 16kb latency 1s &&
+	"${r[@]}" qdisc add dev rd root handle 1: tbf rate ${BN_MBIT}mbit burst ${RRXE_CC_BURST:-64kb} latency 1s &&
 	"${r[@]}" qdisc add dev rd parent 1:1 handle 2: prio bands 2 \
 		priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
 	"${r[@]}" filter add dev rd parent 2: protocol ip prio 1 u32 match ip protocol 17 0xff \

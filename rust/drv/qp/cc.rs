@@ -20,7 +20,7 @@ use crate::proto::cc::dcqcn::{CnpGate, Dcqcn};
 use crate::proto::cc::delay;
 use crate::proto::cc::pacer::Pacer;
 use crate::proto::cc::params::Params;
-use crate::proto::cc::share::{CnpInfo, Meter, RateCc, CNP_INFO_LEN};
+use crate::proto::cc::share::{CnpInfo, QpShare, RateCc, CNP_INFO_LEN};
 use crate::proto::cc::{Algo, Change};
 use crate::proto::ccwire::{TsEcho, CAP_CC};
 use crate::proto::opcode::op;
@@ -60,9 +60,8 @@ pub(super) struct QpCc {
     /// Responder: CNP spacing.
     gate: CnpGate,
     /// Responder: what this QP receives.
-    meter: Meter,
-    /// Responder: counted among the port's active QPs.
-    active: bool,
+    /// Responder: the meter and this QP's part in the port's active and light QPs.
+    share: QpShare,
     /// Responder: the timestamp the next ACK echoes.
     echo: Option<TsEcho>,
 }
@@ -78,8 +77,7 @@ impl QpCc {
             reaction: Reaction::Line,
             dest: None,
             gate: CnpGate::new(),
-            meter: Meter::new(),
-            active: false,
+            share: QpShare::new(),
             echo: None,
         }
     }
@@ -126,13 +124,12 @@ impl Qp {
         let p = self.knobs(st, now);
         st.cc.offered = pkt.bth.caps & CAP_CC != 0;
         let bytes = pkt.payload.len() as u32;
-        st.cc.meter.add(now, bytes, p.meter_ns());
-        let was = st.cc.active;
-        self.dev
+        let new = self
+            .dev
             .port
             .lock()
-            .on_packet(now, bytes, &mut st.cc.active, &p);
-        if st.cc.active && !was {
+            .on_packet(now, bytes, &mut st.cc.share, &p);
+        if new {
             self.idle_timer.arm_us(p.idle_ns() / 1000);
         }
         if let Some(ts) = pkt.ts() {
@@ -155,7 +152,7 @@ impl Qp {
         let p = st.cc.p;
         let mut info = [0u8; CNP_INFO_LEN];
         if st.cc.offered {
-            let i = self.dev.port.lock().info(now, &st.cc.meter, &p);
+            let i = self.dev.port.lock().info(now, &st.cc.share, &p);
             i.encode(&mut info);
         }
         let bth = Bth {
@@ -321,8 +318,8 @@ impl Qp {
         if let Some(i) = st.cc.dest.take() {
             self.dev.dests.lock().detach(i);
         }
-        if st.cc.active {
-            self.dev.port.lock().on_idle(&mut st.cc.active);
+        if st.cc.share.active() {
+            self.dev.port.lock().on_idle(&mut st.cc.share);
         }
     }
 
@@ -337,13 +334,13 @@ impl Qp {
             return;
         }
         let mut st = self.st.lock();
-        if !st.cc.active {
+        if !st.cc.share.active() {
             return;
         }
         let idle = st.cc.p.idle_ns();
-        let quiet = mono_ns().saturating_sub(st.cc.meter.last_ns());
+        let quiet = mono_ns().saturating_sub(st.cc.share.meter().last_ns());
         if quiet >= idle {
-            self.dev.port.lock().on_idle(&mut st.cc.active);
+            self.dev.port.lock().on_idle(&mut st.cc.share);
         } else {
             self.idle_timer.arm_us((idle - quiet).div_ceil(1000));
         }
@@ -368,7 +365,7 @@ impl Qp {
                 p.algo(),
                 st.cc.pacer.rate(),
                 alpha,
-                st.cc.meter.rate(now, p.meter_ns()),
+                st.cc.share.meter().rate(now, p.meter_ns()),
                 st.cc.dest,
             )
         };

@@ -17,10 +17,11 @@ use crate::proto::packet::{Ext, Packet};
 use crate::proto::psn::Psn;
 use crate::proto::rc::comp::Reply;
 use crate::proto::rc::req::{self, ReadResp, Slot};
-use crate::proto::rc::DEFAULT_PKEY;
+use crate::proto::rc::{self as rcore, DEFAULT_PKEY};
 use crate::proto::rdrep::{ReadPort, ReadRepair, ReadSpan};
 use crate::proto::sel::{self, ProbeDelay};
 use crate::proto::uapi::{self, wc_status};
+use crate::proto::verify::{OnFail, Outcome, CAP_VERIFY, XF_VFAIL};
 
 impl Qp {
     /// An ACK, NAK or READ response arrived.
@@ -43,6 +44,26 @@ impl Qp {
             } else {
                 self.dev.stats.sel_fallback.inc();
             }
+        }
+        if !st.vfy_seen {
+            // Verified WRITEs need the extended header: selective retransmission.
+            st.vfy_seen = true;
+            if self.vfy_offer && st.sel_tx && pkt.bth.caps & CAP_VERIFY != 0 {
+                st.vfy_tx = true;
+                self.dev.stats.verify_negotiated.inc();
+            }
+        }
+        if pkt.bth.xflags & XF_VFAIL != 0 && pkt.info.opcode == op::RC_ACK && st.vfy_tx {
+            // A verified WRITE failed its check at the responder.
+            match pkt.vres() {
+                Some(Ok(v)) if v.outcome == Outcome::Mismatch => {
+                    st.req.answered();
+                    st.probes = 0;
+                    self.on_vfail(&mut st, psn, v.attempt);
+                }
+                _ => self.dev.stats.drop_malformed.inc(),
+            }
+            return;
         }
         if let Some(aeth) = pkt.aeth().filter(|_| pkt.info.has(f::AETH)) {
             if matches!(aeth.syndrome, Syndrome::Rnr(_)) {
@@ -87,7 +108,9 @@ impl Qp {
             self.atomic_response(&mut st, pkt);
         } else if pkt.info.has(f::PAYLOAD) {
             st.rd.response_seen();
-            if st.sel_tx {
+            if self.placement_response(&mut st, pkt) {
+                // (An ATOMIC WRITE or FLUSH answered.)
+            } else if st.sel_tx {
                 self.read_response_sel(&mut st, pkt);
             } else {
                 self.read_response(&mut st, pkt);
@@ -155,6 +178,58 @@ impl Qp {
         }
         st.req.response_done(psn);
         self.complete_send(st, wc_status::SUCCESS);
+    }
+
+    /// The zero-length READ response that answers an ATOMIC WRITE or FLUSH: completes it
+    /// at the head (`true`: the packet was one).
+    fn placement_response(&self, st: &mut State, pkt: &Packet<'_>) -> bool {
+        let psn = pkt.bth.psn;
+        if pkt.info.opcode != op::RC_READ_RESP_ONLY || !pkt.payload.is_empty() {
+            return false;
+        }
+        if !self
+            .slot_of(st, psn)
+            .is_some_and(|(_, s)| rcore::placement_op(s.opcode))
+        {
+            return false;
+        }
+        // The response implicitly acknowledges every request before it.
+        self.ack_upto(st, psn, false);
+        if st.req.placement_resp(&st.slots, psn).is_some() {
+            st.req.response_done(psn);
+            self.complete_send(st, wc_status::SUCCESS);
+        } else {
+            self.dev.stats.dup_or_ooo_resp.inc();
+        }
+        true
+    }
+
+    /// A verified WRITE failed its check (attempt `attempt`) and its resend is to start at
+    /// `psn`: it is sent again from there, or, its retries spent, completes with
+    /// `REM_OP_ERR`.
+    fn on_vfail(&self, st: &mut State, psn: Psn, attempt: u8) {
+        // Everything before it was executed (and its WRITEs checked).
+        self.ack_upto(st, psn, false);
+        let retries = self.dev.knobs.verify().retries();
+        let prod = self.sq.producer();
+        let (r, i) =
+            st.req
+                .verify_failed(&mut st.slots, &self.sq.geom, prod, psn, attempt, retries);
+        match r {
+            OnFail::Stale => self.dev.stats.dup_or_ooo_resp.inc(),
+            OnFail::Resend | OnFail::Again => {
+                if r == OnFail::Resend {
+                    self.dev.stats.verify_resent.inc();
+                }
+                self.dev.stats.retransmits.inc();
+                st.pto.cancel();
+                self.send_work.queue();
+            }
+            OnFail::Fail => {
+                self.dev.stats.verify_errors.inc();
+                self.fail_from(st, i, wc_status::REM_OP_ERR);
+            }
+        }
     }
 
     /// Writes response data into the scatter list of WQE `i` at `off` (at most `limit`

@@ -42,6 +42,7 @@ use crate::proto::rdrep::ReadRepair;
 use crate::proto::sel::{ProbeDelay, RX_SPAN};
 use crate::proto::uapi::{self, send_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
 use crate::proto::uc::UcResponder;
+use crate::proto::verify::CheckPolicy;
 use crate::sys as b;
 use cc::QpCc;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -102,6 +103,8 @@ struct WriteCtx {
     start: u64,
     /// XETH WQE sequence number of the WRITE (selective peers).
     seq: Option<u32>,
+    /// PSN of the WRITE's first packet (where a failed check sends the requester back).
+    first_psn: Psn,
 }
 
 /// Everything of a QP that changes, under its BH lock.
@@ -165,6 +168,17 @@ struct State {
     /// selective retransmission is off).
     kept: KVec<Option<Kept>>,
     kept_bytes: usize,
+    // ---- verified WRITEs
+    /// Requester: a response arrived, so whether the peer checks WRITEs is known.
+    vfy_seen: bool,
+    /// Requester: the peer checks WRITEs (and selective retransmission is on).
+    vfy_tx: bool,
+    /// Requester: hellos sent to learn the peer's capabilities before the first WRITE.
+    hellos: u8,
+    /// Responder: the requester offered verified WRITEs.
+    peer_vfy: bool,
+    /// Responder: whether to read the next verified WRITE back.
+    vcheck: CheckPolicy,
     // ---- congestion control
     cc: QpCc,
     // ---- unreliable connected
@@ -216,6 +230,8 @@ pub(crate) struct Qp {
     max_recv_sge: u32,
     /// `selmode` at creation.
     sel_mode: u32,
+    /// Offer verified WRITEs (the device's `verify/enable` at creation).
+    vfy_offer: bool,
     /// Bytes of packets the QP keeps beyond its expected PSN (module parameter
     /// `reasm_qp_kib` at creation).
     reasm_max: usize,
@@ -238,6 +254,8 @@ fn wc_op_of(opcode: u32) -> u32 {
         uapi::wr::RDMA_READ => wc_opcode::RDMA_READ,
         uapi::wr::ATOMIC_CMP_AND_SWP => wc_opcode::COMP_SWAP,
         uapi::wr::ATOMIC_FETCH_AND_ADD => wc_opcode::FETCH_ADD,
+        uapi::wr::ATOMIC_WRITE => wc_opcode::ATOMIC_WRITE,
+        uapi::wr::FLUSH => wc_opcode::FLUSH,
         uapi::wr::LOCAL_INV => wc_opcode::LOCAL_INV,
         uapi::wr::BIND_MW => wc_opcode::BIND_MW,
         uapi::wr::REG_MR => b::ib_wc_opcode_IB_WC_REG_MR,
@@ -334,6 +352,8 @@ impl Qp {
             .clamp(REASM_QP_KIB.0, REASM_QP_KIB.1) as usize
             * 1024;
         let sig_all = init.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
+        // Verified WRITEs need the extended header, so selective retransmission.
+        let vfy_offer = sel_mode != selmode::OFF && dev.knobs.verify().enabled();
         let r = Arc::pin_init(
             try_pin_init!(Qp {
                 qpn,
@@ -362,6 +382,7 @@ impl Qp {
                 max_inline,
                 max_recv_sge,
                 sel_mode,
+                vfy_offer,
                 reasm_max,
                 timer: Timer::new(TIMER_RETX)?,
                 pace_timer: Timer::new(TIMER_PACE)?,
@@ -407,6 +428,11 @@ impl Qp {
                     keep: Keeper::new(Psn::new(0), REORDER_MAX, REORDER_DECAY),
                     kept,
                     kept_bytes: 0,
+                    vfy_seen: false,
+                    vfy_tx: false,
+                    hellos: 0,
+                    peer_vfy: false,
+                    vcheck: CheckPolicy::new(),
                     cc: QpCc::new(dev.knobs.params()),
                     uc: UcResponder::new(Psn::new(0)),
                 }),
@@ -614,6 +640,11 @@ impl Qp {
             }
         }
         if st.state == QpState::Rts {
+            // Offering verified WRITEs: learn whether the peer checks them before the
+            // first one (a hello now; the requester sends more if it goes unanswered).
+            if self.vfy_offer && !st.vfy_seen && st.hellos == 0 && st.req.idle() {
+                self.hello(&mut st);
+            }
             self.req_run(&mut st);
         }
         Ok(())
@@ -691,8 +722,12 @@ impl Qp {
     fn reset(&self, st: &mut State) {
         st.state = QpState::Reset;
         self.in_error.store(false, Ordering::Release);
-        // Discard everything posted: userspace sees empty queues.
+        // Discard everything posted: userspace sees empty queues (and no slot keeps the
+        // state of a WQE that never completed).
         st.req.reset(self.sq.producer());
+        for s in st.slots.iter_mut() {
+            *s = Slot::default();
+        }
         self.sq.publish_consumer(st.req.cons);
         if let Some(rq) = &self.rq {
             st.rq_cons = rq.producer();
@@ -710,6 +745,13 @@ impl Qp {
         st.sel_tx = self.sel_mode == selmode::FORCE;
         st.peer_sel = self.sel_mode == selmode::FORCE;
         st.sel_seen = false;
+        st.vfy_seen = false;
+        st.vfy_tx = false;
+        st.hellos = 0;
+        st.peer_vfy = false;
+        st.vcheck = CheckPolicy::new();
+        st.resp.verify_passed();
+        st.req.vrepair = None;
     }
 
     /// Completes the head send WQE with `status` (the engine decided it is done).
@@ -764,6 +806,16 @@ impl Qp {
         }
         st.state = QpState::Err;
         self.flush(st);
+    }
+
+    /// The sent WQE in slot `i` fails with `status`: those before it complete as flushed
+    /// first (RC completes in order), then the QP fails.
+    fn fail_from(&self, st: &mut State, i: u32, status: u32) {
+        let prod = self.sq.producer();
+        while st.req.cons != i && st.req.cons != prod {
+            self.complete_send(st, wc_status::WR_FLUSH_ERR);
+        }
+        self.fail(st, status);
     }
 
     /// ERR: every outstanding send and posted receive completes with WR_FLUSH_ERR.

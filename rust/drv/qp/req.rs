@@ -9,17 +9,20 @@ use super::local::Local;
 use super::sched::mono_ns;
 use super::Qp;
 use super::{selmode, QpState, State};
+use crate::kabi::crc::KernelCrc32c;
 use crate::proto::bth::Bth;
 use crate::proto::ccwire::{CAP_CC, XF_TS};
-use crate::proto::exthdr::{AtomicEth, Reth};
-use crate::proto::opcode::{self, flags as f};
-use crate::proto::packet::Ext;
+use crate::proto::exthdr::{AtomicEth, Feth, Reth};
+use crate::proto::opcode::{self, flags as f, op};
+use crate::proto::packet::{self, Ext};
 use crate::proto::psn::Psn;
 use crate::proto::rc::req::{Request, Seg, Slot, WqeHead};
 use crate::proto::rc::{self, Kind, DEFAULT_PKEY};
 use crate::proto::sel::{self, Sack, Xeth};
 use crate::proto::uapi::{send_flags, wc_status, wr, SendWqe};
 use crate::proto::uc;
+use crate::proto::verify::{crc_finish, Crc32c, Vcrc, WriteCrc, CAP_VERIFY, XF_VCRC};
+use core::cell::Cell;
 
 /// Silence after which a selective requester sends a tail-loss probe: twice the smallest
 /// recent round trip (see `ProbeDelay`) within these bounds, the upper one until
@@ -32,6 +35,13 @@ const PROBE_MAX_US: u32 = 3000;
 /// The largest WQE, in packets, a doorbell leaves to the work item while packets are in
 /// flight (see `Qp::autocork`).
 const AUTOCORK_PKTS: u32 = 8;
+
+/// Hellos a requester that offers verified WRITEs sends (one per probe delay) to learn
+/// whether its peer checks them, before its first WRITE goes unverified.
+const HELLOS: u8 = 3;
+
+/// Packets of a verified WRITE's resend one requester run sends.
+const REPAIR_BURST: u32 = 32;
 
 impl Qp {
     /// Sends as much as the window allows (in SQD only what was started before the drain).
@@ -47,7 +57,7 @@ impl Qp {
             self.uc_run(st);
             return;
         }
-        let mut sent_any = false;
+        let mut sent_any = self.repair_run(st);
         let now = mono_ns();
         self.cc_refresh(st, now);
         loop {
@@ -74,7 +84,8 @@ impl Qp {
             }
             let kind = Kind::of_wr(wqe.opcode);
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
-            let blocked = st.req.blocked(&slot, wqe.opcode, st.max_rd_atomic);
+            let blocked = st.req.blocked(&slot, wqe.opcode, st.max_rd_atomic)
+                || (matches!(kind, Some(Kind::Write { .. })) && !slot.started && self.hold(st));
             let sent = match kind {
                 // Paced (congestion control): the pacing timer runs the requester again.
                 Some(k) if !blocked => {
@@ -136,6 +147,18 @@ impl Qp {
                 length: wqe.length,
             };
             slot = st.req.start(&head, mtu);
+            if matches!(kind, Kind::Write { .. }) {
+                if stored.vfy.is_some() {
+                    // Started again after a go-back: its CRC so far and its attempts
+                    // stay (the bytes are the same).
+                    slot.vfy = stored.vfy;
+                } else if st.vfy_tx {
+                    slot.vfy = Some(WriteCrc::new());
+                    self.dev.stats.verify_sent.inc();
+                } else if self.vfy_offer && !st.vfy_seen {
+                    self.dev.stats.verify_unnegotiated.inc();
+                }
+            }
         }
         if rc::needs_response(wqe.opcode) {
             // One request packet; the responses complete it.
@@ -148,7 +171,10 @@ impl Qp {
             return Ok(true);
         }
         let seg = st.req.next_data(&slot, mtu);
-        self.data_packet(st, wqe, kind, &slot, &seg, 0)?;
+        let fed = self.data_packet(st, wqe, kind, &slot, &seg, 0)?;
+        if let (Some(raw), Some(w)) = (fed, slot.vfy.as_mut()) {
+            w.fed(raw, seg.len);
+        }
         st.req.data_sent(&mut slot, &seg);
         if let Some(s) = st.slots.get_mut(i as usize) {
             *s = slot;
@@ -156,7 +182,7 @@ impl Qp {
         Ok(seg.last)
     }
 
-    /// Transmits a READ or atomic request.
+    /// Transmits a READ, atomic, ATOMIC WRITE or FLUSH request.
     fn request(
         &self,
         st: &State,
@@ -165,7 +191,36 @@ impl Qp {
         r: &Request,
     ) -> core::result::Result<(), u32> {
         let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
-        let ext = if let Kind::Atomic { cas } = kind {
+        let fill = |d: &mut [u8]| self.gather(wqe, 0, d);
+        let mut payload = Payload::None;
+        let ext = if kind == Kind::AtomicWrite {
+            // IBTA oA19-28: exactly 8 bytes, to an 8-byte aligned address.
+            if wqe.length != 8 || wqe.remote_addr % 8 != 0 {
+                return Err(wc_status::LOC_LEN_ERR);
+            }
+            payload = Payload::Fill(8, &fill);
+            Ext {
+                reth: Some(Reth {
+                    va: wqe.remote_addr,
+                    rkey: wqe.rkey,
+                    len: 8,
+                }),
+                ..Ext::default()
+            }
+        } else if kind == Kind::Flush {
+            Ext {
+                feth: Some(Feth {
+                    plt: wqe.flush_type,
+                    sel: wqe.flush_level,
+                }),
+                reth: Some(Reth {
+                    va: wqe.remote_addr,
+                    rkey: wqe.rkey,
+                    len: wqe.length,
+                }),
+                ..Ext::default()
+            }
+        } else if let Kind::Atomic { cas } = kind {
             if wqe.length < 8 || wqe.remote_addr % 8 != 0 {
                 return Err(wc_status::LOC_LEN_ERR);
             }
@@ -198,28 +253,92 @@ impl Qp {
             caps: self.offer(),
             ..Bth::default()
         };
-        self.dev.xmit(
-            path,
-            &TxPkt {
-                bth,
-                ext,
-                payload: Payload::None,
-            },
-        )
+        self.dev.xmit(path, &TxPkt { bth, ext, payload })
     }
 
     /// The capability bits a request carries (congestion-control extensions always).
     pub(super) fn offer(&self) -> u8 {
+        let v = if self.vfy_offer { CAP_VERIFY } else { 0 };
         if self.sel_mode == selmode::OFF {
-            CAP_CC
+            CAP_CC | v
         } else {
-            sel::CAP_SELECTIVE | CAP_CC
+            sel::CAP_SELECTIVE | CAP_CC | v
         }
+    }
+
+    /// Sends the next packets of a verified WRITE's resend after a failed check (at most
+    /// [`REPAIR_BURST`] per run, the work item runs again for the rest); `true` if any
+    /// went out.
+    fn repair_run(&self, st: &mut State) -> bool {
+        let mut n = 0;
+        while n < REPAIR_BURST {
+            let Some((i, seg)) = st.req.repair_next(&st.slots, st.mtu) else {
+                return n > 0;
+            };
+            let Some(slot) = st.slots.get(i as usize).copied() else {
+                return n > 0;
+            };
+            let Ok(wqe) = self.take_wqe(&mut st.cur, i) else {
+                return n > 0;
+            };
+            let r = Kind::of_wr(wqe.opcode)
+                .map(|k| self.data_packet(st, &wqe, k, &slot, &seg, sel::XF_RETX));
+            st.cur.put(wqe);
+            if matches!(r, Some(Ok(_))) {
+                self.dev.stats.retx_packets.inc();
+            }
+            n += 1;
+        }
+        self.send_work.queue();
+        true
+    }
+
+    /// Whether a new WRITE waits because it is offered as verified and the peer has not
+    /// answered yet: a response to what is in flight will say whether it checks WRITEs;
+    /// with nothing in flight a hello asks (at most [`HELLOS`], one per probe delay;
+    /// then the WRITE goes unverified).
+    fn hold(&self, st: &mut State) -> bool {
+        if !self.vfy_offer || st.vfy_seen {
+            return false;
+        }
+        if !st.req.idle() {
+            return true;
+        }
+        if st.hellos >= HELLOS {
+            return false;
+        }
+        self.hello(st);
+        true
+    }
+
+    /// Sends a hello: a zero-length SEND with the PSN before the first one not yet
+    /// acknowledged, which every RC responder takes as a duplicate and acknowledges
+    /// (IBTA C9-105) without executing it; the ACK carries the responder's capability
+    /// bits. The retransmit timer runs the requester again after the probe delay.
+    pub(super) fn hello(&self, st: &mut State) {
+        let Some(path) = st.path.as_ref() else {
+            return;
+        };
+        let bth = Bth {
+            opcode: op::RC_SEND_ONLY,
+            pkey: DEFAULT_PKEY,
+            dqpn: st.dest_qpn,
+            ack_req: true,
+            psn: st.req.comp_psn.sub(1),
+            caps: self.offer(),
+            ..Bth::default()
+        };
+        self.dev.xmit_hdr(path, bth, Ext::default());
+        st.hellos = st.hellos.saturating_add(1);
+        self.dev.stats.verify_hello.inc();
+        self.timer.arm_us(Self::probe_us(st));
     }
 
     /// Transmits data packet `seg` of the SEND or WRITE WQE in `slot`; `xflags` adds rrxe
     /// flags (a probe, a retransmission). With selective retransmission on, it carries an
-    /// XETH.
+    /// XETH. A verified WRITE's packet extends the message's CRC the first time it is
+    /// sent (`Ok(Some(crc))`: the running CRC after it), and its last packet carries the
+    /// CRC.
     pub(super) fn data_packet(
         &self,
         st: &State,
@@ -228,7 +347,7 @@ impl Qp {
         slot: &Slot,
         seg: &Seg,
         xflags: u8,
-    ) -> core::result::Result<(), u32> {
+    ) -> core::result::Result<Option<u32>, u32> {
         let opcode = if self.uc() {
             uc::opcode(rc::opcode(kind, seg.first, seg.last))
         } else {
@@ -249,10 +368,17 @@ impl Qp {
             pad: rc::pad(seg.len),
             caps: self.offer(),
             xflags: if st.sel_tx { sel::XF_EXT | xflags } else { 0 }
-                | if ts.is_some() { XF_TS } else { 0 },
+                | if ts.is_some() { XF_TS } else { 0 }
+                | if seg.last && slot.vfy.is_some() {
+                    XF_VCRC
+                } else {
+                    0
+                },
             ..Bth::default()
         };
+        let vcrc = slot.vfy.filter(|_| seg.last).map(|w| w.header());
         let ext = Ext {
+            vcrc,
             ts,
             reth: info.has(f::RETH).then_some(Reth {
                 va: wqe.remote_addr,
@@ -273,15 +399,40 @@ impl Qp {
             ..Ext::default()
         };
         let off = seg.off;
-        let fill = |d: &mut [u8]| self.gather(wqe, off, d);
-        self.dev.xmit(
-            path,
-            &TxPkt {
-                bth,
-                ext,
-                payload: Payload::Fill(seg.len as usize, &fill),
-            },
-        )
+        // A verified WRITE's bytes extend its CRC as they are gathered, the first time.
+        let feed = slot.vfy.filter(|w| w.due(off));
+        let crc = Cell::new(feed.map_or(0, |w| w.raw));
+        let fill = |d: &mut [u8]| {
+            self.gather(wqe, off, d)?;
+            if feed.is_some() {
+                crc.set(KernelCrc32c.update(crc.get(), d));
+            }
+            Ok(())
+        };
+        // The last packet's CRC header, once its own bytes are in.
+        let at = packet::vfy_offset(&bth);
+        let seal = |h: &mut [u8]| {
+            if let (Some(o), Some(v)) = (at, vcrc) {
+                let raw = if feed.is_some() {
+                    crc.get()
+                } else {
+                    slot.vfy.map_or(0, |w| w.raw)
+                };
+                let hdr = Vcrc {
+                    crc: crc_finish(raw),
+                    attempt: v.attempt,
+                };
+                let _ = h.get_mut(o..).map(|b| hdr.encode(b));
+            }
+        };
+        let len = seg.len as usize;
+        let payload = if vcrc.is_some() {
+            Payload::Sealed(len, &fill, &seal)
+        } else {
+            Payload::Fill(len, &fill)
+        };
+        self.dev.xmit(path, &TxPkt { bth, ext, payload })?;
+        Ok(feed.map(|_| crc.get()))
     }
 
     /// Sends PSN `psn` again (a SACK named it, or a probe): only that packet, or, for a
@@ -318,6 +469,11 @@ impl Qp {
         let seg = Seg::of(&s, psn.diff(s.first_psn).max(0) as u32, st.mtu, true);
         let sent = self.data_packet(st, &wqe, kind, &s, &seg, xflags);
         st.cur.put(wqe);
+        if let (Ok(Some(raw)), Some(Some(w))) =
+            (sent, st.slots.get_mut(i as usize).map(|e| e.vfy.as_mut()))
+        {
+            w.fed(raw, seg.len);
+        }
         if sent.is_ok() {
             self.dev.stats.retx_packets.inc();
             // The cumulative ACK of the timed packet now waits for this one.

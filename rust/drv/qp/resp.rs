@@ -9,9 +9,11 @@ use super::super::res::{access, Mr};
 use super::super::tx::{Payload, TxPkt};
 use super::Qp;
 use super::{selmode, QpState, State, WriteCtx};
+use crate::kabi::crc::random_u32;
+use crate::kabi::mem::write_barrier;
 use crate::proto::bth::Bth;
 use crate::proto::ccwire::{CAP_CC, XF_TS};
-use crate::proto::exthdr::{Aeth, AtomicAckEth, NakCode, Reth, Syndrome};
+use crate::proto::exthdr::{flush_level, flush_type, Aeth, AtomicAckEth, NakCode, Reth, Syndrome};
 use crate::proto::opcode::{self, flags as f, op};
 use crate::proto::packet::{Ext, Packet};
 use crate::proto::psn::Psn;
@@ -19,8 +21,25 @@ use crate::proto::rc::resp::{Check, Dup};
 use crate::proto::rc::{self, DEFAULT_PKEY};
 use crate::proto::sel::{self, Sack};
 use crate::proto::uapi::{self, wc_flags, wc_opcode, wc_status, Cqe};
+use crate::proto::verify::{self, Outcome, Vcrc, Vres, CAP_VERIFY, XF_VFAIL};
 use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
+
+/// Why a request did not execute.
+pub(super) enum Exec {
+    /// Answered with this NAK or RNR NAK.
+    Nak(Syndrome),
+    /// A verified WRITE (first packet at `first`, this `attempt`) failed its check.
+    Vfail { first: Psn, attempt: u8 },
+    /// An old copy of the last packet of a verified WRITE being placed again.
+    Stale,
+}
+
+impl From<Syndrome> for Exec {
+    fn from(s: Syndrome) -> Self {
+        Exec::Nak(s)
+    }
+}
 
 impl Qp {
     /// A request arrived; `ip` is its IP header (UD receivers get it in the GRH area).
@@ -57,6 +76,9 @@ impl Qp {
             st.peer_sel = true;
             self.dev.stats.sel_accepted.inc();
         }
+        if pkt.bth.caps & CAP_VERIFY != 0 {
+            st.peer_vfy = true;
+        }
         let psn = pkt.bth.psn;
         let probe = pkt.bth.xflags & sel::XF_PROBE != 0;
         let keep = st.peer_sel && !st.kept.is_empty();
@@ -74,6 +96,17 @@ impl Qp {
                 self.send_ack(&mut st, p, Syndrome::Rnr(t));
                 return None;
             }
+            Check::RepairGap(p, attempt) => {
+                self.dev.stats.out_of_seq.inc();
+                // A verified WRITE is being placed again and this packet cannot go on
+                // with it: say where the resend stands (our report may have been lost).
+                self.send_vfail(&mut st, p, attempt);
+                return None;
+            }
+            Check::Replace => {
+                self.replace(&mut st, pkt);
+                return None;
+            }
             Check::NakSeq(e) => {
                 self.dev.stats.out_of_seq.inc();
                 self.send_ack(&mut st, e, Syndrome::Nak(NakCode::PsnSeqErr));
@@ -88,7 +121,11 @@ impl Qp {
                 let probe_sel = probe && st.peer_sel;
                 let read = pkt.info.has(f::READ);
                 let atomic = pkt.info.has(f::ATMETH);
-                match st.resp.duplicate(&st.replay, psn, read, atomic, probe_sel) {
+                let placement = pkt.info.has(f::FLUSH) || pkt.info.has(f::ATOMIC_WRITE);
+                match st
+                    .resp
+                    .duplicate(&st.replay, psn, (read, atomic, placement), probe_sel)
+                {
                     Dup::Read => {
                         // READs are idempotent: answer again from memory.
                         let _ = self.read_request(&mut st, pkt, false);
@@ -102,6 +139,7 @@ impl Qp {
                     // answer.
                     Dup::Atomic(None) => self.dev.stats.duplicates.inc(),
                     Dup::Probe => self.answer_probe(&mut st),
+                    Dup::Placement => self.send_placement_ack(&mut st, psn),
                     Dup::Ack => self.ack_executed(&mut st),
                 }
                 return None;
@@ -124,20 +162,27 @@ impl Qp {
         let psn = pkt.bth.psn;
         // A READ or atomic answers with responses; an ACK still owed goes before them
         // (they carry later PSNs).
-        let responds = pkt.info.has(f::READ) || pkt.info.has(f::ATMETH);
+        let responds = pkt.info.has(f::READ)
+            || pkt.info.has(f::ATMETH)
+            || pkt.info.has(f::FLUSH)
+            || pkt.info.has(f::ATOMIC_WRITE);
         if st.resp.in_order(responds) {
             self.ack_executed(st);
         }
         let r = if pkt.info.has(f::SEND) {
-            self.recv_send(st, pkt, placed)
+            self.recv_send(st, pkt, placed).map_err(Exec::from)
         } else if pkt.info.has(f::WRITE) {
             self.recv_write(st, pkt, placed)
         } else if pkt.info.has(f::READ) {
-            self.read_request(st, pkt, true)
+            self.read_request(st, pkt, true).map_err(Exec::from)
         } else if pkt.info.has(f::ATMETH) {
-            self.atomic_request(st, pkt)
+            self.atomic_request(st, pkt).map_err(Exec::from)
+        } else if pkt.info.has(f::ATOMIC_WRITE) {
+            self.atomic_write_request(st, pkt).map_err(Exec::from)
+        } else if pkt.info.has(f::FLUSH) {
+            self.flush_request(st, pkt).map_err(Exec::from)
         } else {
-            Err(Syndrome::Nak(NakCode::InvalidRequest))
+            Err(Exec::Nak(Syndrome::Nak(NakCode::InvalidRequest)))
         };
         match r {
             Ok(()) => {
@@ -151,7 +196,7 @@ impl Qp {
                     self.send_ack(st, psn, rc::ACK);
                 }
             }
-            Err(Syndrome::Rnr(_)) => {
+            Err(Exec::Nak(Syndrome::Rnr(_))) => {
                 self.dev.stats.rnr_nak_sent.inc();
                 let t = st.min_rnr_timer;
                 self.send_ack(st, psn, Syndrome::Rnr(t));
@@ -159,7 +204,19 @@ impl Qp {
                     self.drop_kept(st);
                 }
             }
-            Err(syn) => {
+            Err(Exec::Vfail { first, attempt }) => {
+                // The requester sends the WRITE again: its packets are placed again, then
+                // this one executes again (the expected PSN stays here).
+                st.resp.verify_failed(first, psn, attempt);
+                self.send_vfail(st, first, attempt);
+            }
+            Err(Exec::Stale) => {
+                self.dev.stats.duplicates.inc();
+                if let Some(r) = st.resp.repair() {
+                    self.send_vfail(st, r.next, r.reported);
+                }
+            }
+            Err(Exec::Nak(syn)) => {
                 self.dev.stats.nak_sent.inc();
                 self.send_ack(st, psn, syn);
                 st.state = QpState::Err;
@@ -190,11 +247,31 @@ impl Qp {
         self.respond(st, psn, syndrome, None, None);
     }
 
+    /// Reports a failed check of the verified WRITE starting at `first`: a NAK
+    /// (remote operational error, what an IBTA reader would take it for) naming its
+    /// first PSN, with the result header.
+    fn send_vfail(&self, st: &mut State, first: Psn, attempt: u8) {
+        self.dev.stats.nak_sent.inc();
+        let v = Vres {
+            outcome: Outcome::Mismatch,
+            attempt,
+        };
+        self.respond_v(
+            st,
+            first,
+            Syndrome::Nak(NakCode::RemoteOpErr),
+            None,
+            None,
+            Some(v),
+        );
+    }
+
     /// The capability bits a response carries: accepted if the requester offered.
     pub(super) fn accept(st: &State) -> u8 {
         let s = if st.peer_sel { sel::CAP_SELECTIVE } else { 0 };
         let c = if st.cc.offered { CAP_CC } else { 0 };
-        s | c
+        let v = if st.peer_vfy { CAP_VERIFY } else { 0 };
+        s | c | v
     }
 
     /// Sends an ACK/NAK, an ATOMIC ACKNOWLEDGE when `atomic_ack` is given, or a SACK.
@@ -205,6 +282,19 @@ impl Qp {
         syndrome: Syndrome,
         atomic_ack: Option<AtomicAckEth>,
         sack: Option<Sack>,
+    ) {
+        self.respond_v(st, psn, syndrome, atomic_ack, sack, None);
+    }
+
+    /// [`Qp::respond`], with the result of a failed check when `vres` is given.
+    fn respond_v(
+        &self,
+        st: &mut State,
+        psn: Psn,
+        syndrome: Syndrome,
+        atomic_ack: Option<AtomicAckEth>,
+        sack: Option<Sack>,
+        vres: Option<Vres>,
     ) {
         // (Only an ACK echoes a timestamp.)
         let ts_echo = if atomic_ack.is_none() {
@@ -226,7 +316,8 @@ impl Qp {
             psn,
             caps: Self::accept(st),
             xflags: if sack.is_some() { sel::XF_EXT } else { 0 }
-                | if ts_echo.is_some() { XF_TS } else { 0 },
+                | if ts_echo.is_some() { XF_TS } else { 0 }
+                | if vres.is_some() { XF_VFAIL } else { 0 },
             ..Bth::default()
         };
         let ext = Ext {
@@ -237,6 +328,7 @@ impl Qp {
             atomic_ack,
             sack,
             ts_echo,
+            vres,
             ..Ext::default()
         };
         self.dev.xmit_hdr(path, bth, ext);
@@ -382,8 +474,13 @@ impl Qp {
         st: &mut State,
         pkt: &Packet<'_>,
         placed: Option<u32>,
-    ) -> core::result::Result<(), Syndrome> {
+    ) -> core::result::Result<(), Exec> {
         let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
+        let last = pkt.info.has(f::LAST);
+        let vcrc = pkt.vcrc().filter(|_| last && st.peer_vfy);
+        if vcrc.is_some_and(|v| st.resp.stale_attempt(v.attempt)) {
+            return Err(Exec::Stale);
+        }
         if pkt.info.has(f::FIRST) {
             let mut reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
             let mr = self.remote_mr(st, &mut reth, access::REMOTE_WRITE)?;
@@ -394,14 +491,15 @@ impl Qp {
                 len: reth.len,
                 start: reth.va,
                 seq: pkt.xeth().map(|x| x.wqe_seq),
+                first_psn: pkt.bth.psn,
             });
         }
         let Some(w) = st.write.as_mut() else {
-            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+            return Err(Syndrome::Nak(NakCode::InvalidRequest).into());
         };
         let n = placed.unwrap_or(pkt.payload.len() as u32);
         if n > w.resid {
-            return Err(Syndrome::Nak(NakCode::InvalidRequest));
+            return Err(Syndrome::Nak(NakCode::InvalidRequest).into());
         }
         if n > 0 && placed.is_none() {
             w.mr.as_ref()
@@ -409,13 +507,31 @@ impl Qp {
                 .write(w.va, pkt.payload)
                 .ok_or(acc)?;
         }
+        // (Where this packet started: a WRITE whose last packet must execute again, after
+        // a failed check or an RNR NAK, resumes there.)
+        let at = (w.va, w.resid);
         w.va = w.va.wrapping_add(u64::from(n));
         w.resid -= n;
         let len = w.len;
-        if pkt.info.has(f::LAST) {
+        if last {
+            // A verified WRITE is checked once every byte is in place, before anything
+            // acknowledges or completes it.
+            let mut r = match vcrc {
+                Some(v) => self.check_write(st, &v),
+                None => Ok(()),
+            };
+            let imm = pkt.imm();
+            if r.is_ok() && imm.is_some() {
+                r = self.take_recv_wqe(st).map_err(Exec::from);
+            }
+            if let Err(e) = r {
+                if let Some(w) = st.write.as_mut() {
+                    (w.va, w.resid) = at;
+                }
+                return Err(e);
+            }
             st.write = None;
-            if let Some(imm) = pkt.imm() {
-                self.take_recv_wqe(st)?;
+            if let Some(imm) = imm {
                 let cqe = Cqe {
                     wr_id: st.recv.wqe.wr_id,
                     status: wc_status::SUCCESS,
@@ -431,6 +547,162 @@ impl Qp {
             }
         }
         Ok(())
+    }
+
+    /// Reads the WRITE in progress (complete: its last packet was placed) back from
+    /// memory and compares it with the requester's CRC `v`, unless the QP's clean
+    /// history lets the check be skipped; the fault injector may first corrupt a byte.
+    fn check_write(&self, st: &mut State, v: &Vcrc) -> core::result::Result<(), Exec> {
+        let Some(w) = st.write.as_ref() else {
+            return Err(Syndrome::Nak(NakCode::InvalidRequest).into());
+        };
+        let knobs = self.dev.knobs.verify();
+        if !st.vcheck.must_check(knobs.skip_after()) {
+            self.dev.stats.verify_skipped.inc();
+            return Ok(());
+        }
+        let (start, len) = (w.start, w.len);
+        let crc = match w.mr.as_ref() {
+            Some(mr) => {
+                if len > 0 && verify::inject(random_u32(), knobs.fault_ppm()) {
+                    self.dev.stats.verify_faults.inc();
+                    let _ = mr.corrupt(start, len, random_u32());
+                }
+                mr.crc32c(start, len)
+            }
+            // A zero-length WRITE touches no memory: the CRC of no bytes.
+            None => Some(verify::crc_finish(verify::CRC_INIT)),
+        };
+        let outcome = if crc == Some(v.crc) {
+            Outcome::Match
+        } else {
+            Outcome::Mismatch
+        };
+        st.vcheck.checked(outcome);
+        if outcome == Outcome::Match {
+            self.dev.stats.verify_ok.inc();
+            st.resp.verify_passed();
+            return Ok(());
+        }
+        self.dev.stats.verify_failed.inc();
+        Err(Exec::Vfail {
+            first: w.first_psn,
+            attempt: v.attempt,
+        })
+    }
+
+    /// A packet of a verified WRITE's resend, the next one the repair waits for: placed
+    /// again at its offset in the WRITE (from its XETH).
+    fn replace(&self, st: &mut State, pkt: &Packet<'_>) {
+        let n = pkt.payload.len() as u32;
+        let ok = match (pkt.xeth(), st.write.as_ref()) {
+            (Some(x), Some(w)) if pkt.info.has(f::WRITE) && x.fits(n) && x.total == w.len => {
+                n == 0
+                    || w.mr.as_ref().is_some_and(|mr| {
+                        mr.write(w.start.wrapping_add(u64::from(x.offset)), pkt.payload)
+                            .is_some()
+                    })
+            }
+            _ => false,
+        };
+        if ok {
+            self.dev.stats.duplicates.inc();
+            st.resp.replaced(pkt.bth.psn);
+        } else {
+            self.dev.stats.drop_malformed.inc();
+        }
+    }
+
+    /// ATOMIC WRITE: the 8 payload bytes stored at the RETH's 8-byte aligned address as
+    /// one access (IBTA oA19-28, A19.4.2), answered with a zero-length READ response.
+    fn atomic_write_request(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+    ) -> core::result::Result<(), Syndrome> {
+        let inv = Syndrome::Nak(NakCode::InvalidRequest);
+        let mut reth = pkt.reth().ok_or(inv)?;
+        let value: [u8; 8] = pkt.payload.try_into().map_err(|_| inv)?;
+        if reth.len != 8 || pkt.bth.pad != 0 || reth.va % 8 != 0 {
+            return Err(inv);
+        }
+        let mr = self
+            .remote_mr(st, &mut reth, access::REMOTE_WRITE)?
+            .ok_or(inv)?;
+        {
+            let _g = self.dev.atomic.lock();
+            mr.store8(reth.va, value).ok_or(inv)?;
+        }
+        self.dev.stats.atomic_write.inc();
+        self.placement_done(st, pkt.bth.psn);
+        Ok(())
+    }
+
+    /// FLUSH: the range (or the whole MR) made globally visible; persistence only where
+    /// memory is persistent, which no MR of rrxe's is (registration with
+    /// `FLUSH_PERSISTENT` is refused, so such a FLUSH finds no MR: a remote access
+    /// error, as rdma_rxe answers).
+    fn flush_request(
+        &self,
+        st: &mut State,
+        pkt: &Packet<'_>,
+    ) -> core::result::Result<(), Syndrome> {
+        let inv = Syndrome::Nak(NakCode::InvalidRequest);
+        let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
+        let feth = pkt.feth().ok_or(inv)?;
+        let reth = pkt.reth().ok_or(inv)?;
+        let mut need = 0;
+        if feth.plt & flush_type::GLOBAL != 0 {
+            need |= access::FLUSH_GLOBAL;
+        }
+        if feth.plt & flush_type::PERSISTENT != 0 {
+            need |= access::FLUSH_PERSISTENT;
+        }
+        if need == 0 || feth.sel > flush_level::MR {
+            return Err(inv);
+        }
+        if st.access & need != need {
+            return Err(acc);
+        }
+        let mr = self.dev.lookup_mr(reth.rkey, self.pd, need).ok_or(acc)?;
+        if feth.sel == flush_level::RANGE && !mr.covers(reth.va, u64::from(reth.len)) {
+            return Err(acc);
+        }
+        write_barrier();
+        self.dev.stats.flush.inc();
+        self.placement_done(st, pkt.bth.psn);
+        Ok(())
+    }
+
+    /// The ATOMIC WRITE or FLUSH at `psn` executed: the responder moves on and answers.
+    fn placement_done(&self, st: &mut State, psn: Psn) {
+        st.resp.placement_executed(psn);
+        self.send_placement_ack(st, psn);
+    }
+
+    /// The answer to an ATOMIC WRITE or FLUSH (first or again): a zero-length READ
+    /// RESPONSE ONLY with an ACK.
+    pub(super) fn send_placement_ack(&self, st: &mut State, psn: Psn) {
+        let Some(path) = st.path.as_ref() else {
+            return;
+        };
+        let bth = Bth {
+            opcode: op::RC_READ_RESP_ONLY,
+            pkey: DEFAULT_PKEY,
+            dqpn: st.dest_qpn,
+            psn,
+            caps: Self::accept(st),
+            ..Bth::default()
+        };
+        let ext = Ext {
+            aeth: Some(Aeth {
+                syndrome: rc::ACK,
+                msn: st.resp.msn,
+            }),
+            ..Ext::default()
+        };
+        self.dev.xmit_hdr(path, bth, ext);
+        st.resp.sent();
     }
 
     /// Executes an atomic request and answers it; the result is kept for replays.

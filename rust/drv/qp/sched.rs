@@ -195,7 +195,13 @@ impl TimerHandler for Qp {
                 self.send_work.queue();
                 return;
             }
-            Fired::Idle => return,
+            Fired::Idle => {
+                // A hello went unanswered: the requester sends another or gives up.
+                if self.vfy_offer && !st.vfy_seen && st.hellos > 0 {
+                    self.send_work.queue();
+                }
+                return;
+            }
             Fired::Expired => {}
         }
         if st.sel_tx && self.probe(&mut st) {

@@ -105,16 +105,14 @@ impl Qp {
                 return;
             }
         }
-        let r = if pkt.info.has(f::SEND) {
-            self.recv_send(st, pkt, None)
+        let failed = if pkt.info.has(f::SEND) {
+            self.recv_send(st, pkt, None).is_err()
         } else if pkt.info.has(f::WRITE) {
-            self.recv_write(st, pkt, None)
+            self.recv_write(st, pkt, None).is_err()
         } else {
-            Err(crate::proto::exthdr::Syndrome::Nak(
-                crate::proto::exthdr::NakCode::InvalidRequest,
-            ))
+            true
         };
-        if r.is_err() {
+        if failed {
             // No receive WQE, a length or access error: the message is dropped (UC
             // never answers).
             self.dev.stats.drop_state.inc();

@@ -28,10 +28,19 @@ pub(crate) mod access {
     pub(crate) const REMOTE_ATOMIC: i32 = 8;
     /// Memory windows may be bound to the MR.
     pub(crate) const MW_BIND: i32 = 16;
+    /// FLUSH to global visibility may target the MR (and the QP).
+    pub(crate) const FLUSH_GLOBAL: i32 = 1 << 8;
+    /// FLUSH to persistence may target the MR (and the QP): only persistent memory.
+    pub(crate) const FLUSH_PERSISTENT: i32 = 1 << 9;
     /// Bits 20..29: optional flags a provider may ignore (relaxed ordering and friends).
     pub(crate) const OPTIONAL: i32 = 0x3ff0_0000;
-    pub(crate) const SUPPORTED: i32 =
-        LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | MW_BIND | OPTIONAL;
+    pub(crate) const SUPPORTED: i32 = LOCAL_WRITE
+        | REMOTE_WRITE
+        | REMOTE_READ
+        | REMOTE_ATOMIC
+        | MW_BIND
+        | FLUSH_GLOBAL
+        | OPTIONAL;
 }
 
 static NEXT_PD: AtomicUsize = AtomicUsize::new(1);

@@ -265,6 +265,65 @@ impl Mr {
         }
     }
 
+    /// The CRC32C of the MR's bytes `[va, va + n)`, read where they are. `None` if the
+    /// range is not in the MR.
+    pub(crate) fn crc32c(&self, va: u64, n: u32) -> Option<u32> {
+        use crate::proto::verify::{crc_finish, CRC_INIT};
+        let n = n as usize;
+        let raw = match &self.mem {
+            MrMem::User { umem, first_off } => {
+                let off = self.offset(va, n)?;
+                umem.crc32c(off.checked_add(*first_off)?, n, CRC_INIT)
+            }
+            MrMem::Kernel => {
+                self.offset(va, n)?;
+                KernelVa::crc32c(va, n, CRC_INIT)
+            }
+            MrMem::Fast(f) => {
+                let mut crc = CRC_INIT;
+                Self::fast_walk(f, va, n, |a, r| {
+                    crc = KernelVa::crc32c(a, r.len(), crc)?;
+                    Some(())
+                })
+                .map(|()| crc)
+            }
+        }?;
+        Some(crc_finish(raw))
+    }
+
+    /// ATOMIC WRITE: stores the 8 bytes `v` at `va` as one access (IBTA A19.4.2: no
+    /// reader sees half of it). `None` if out of range or not 8-byte aligned.
+    pub(crate) fn store8(&self, va: u64, v: [u8; 8]) -> Option<()> {
+        let v = u64::from_ne_bytes(v);
+        match &self.mem {
+            MrMem::User { umem, first_off } => {
+                let off = self.offset(va, 8)?;
+                umem.store8(off.checked_add(*first_off)?, v)
+            }
+            MrMem::Kernel => {
+                self.offset(va, 8)?;
+                KernelVa::store8(va, v)
+            }
+            // (An 8-byte aligned address never straddles two of the MR's pages.)
+            MrMem::Fast(f) => Self::fast_walk(f, va, 8, |a, r| {
+                (r.len() == 8).then_some(())?;
+                KernelVa::store8(a, v)
+            }),
+        }
+    }
+
+    /// Fault injection: flips the bits of one byte of `[va, va + n)` chosen by `r`.
+    pub(crate) fn corrupt(&self, va: u64, n: u32, r: u32) -> Option<()> {
+        if n == 0 {
+            return Some(());
+        }
+        let at = va.checked_add(u64::from(r % n))?;
+        let mut b = [0u8];
+        self.read(at, &mut b)?;
+        let [x] = b;
+        self.write(at, &[!x])
+    }
+
     /// Whether `[va, va + n)` lies in the MR.
     pub(crate) fn covers(&self, va: u64, n: u64) -> bool {
         if let MrMem::Fast(f) = &self.mem {

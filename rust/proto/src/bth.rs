@@ -60,6 +60,8 @@ pub struct Bth {
 pub enum HdrError {
     /// The buffer is shorter than the header.
     Truncated,
+    /// A field holds a value the header does not define.
+    Malformed,
 }
 
 impl Bth {

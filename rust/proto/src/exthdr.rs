@@ -239,6 +239,48 @@ impl Deth {
     }
 }
 
+/// FLUSH placement type bits (FETH bits 3:0).
+pub mod flush_type {
+    /// Make the range globally visible.
+    pub const GLOBAL: u8 = 1;
+    /// Make the range persistent.
+    pub const PERSISTENT: u8 = 2;
+}
+
+/// FLUSH selectivity level (FETH bits 5:4).
+pub mod flush_level {
+    /// The range the RETH names.
+    pub const RANGE: u8 = 0;
+    /// The whole memory region of the RETH's rkey.
+    pub const MR: u8 = 1;
+}
+
+/// FLUSH extended transport header (IBTA 1.5: placement type and selectivity level).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Feth {
+    /// Placement type ([`flush_type`]; four bits).
+    pub plt: u8,
+    /// Selectivity level ([`flush_level`]; two bits).
+    pub sel: u8,
+}
+
+impl Feth {
+    /// Decodes a FETH (reserved bits ignored).
+    pub fn decode(b: &[u8]) -> Result<Self, HdrError> {
+        let w = be32(b, 0).ok_or(HdrError::Truncated)?;
+        Ok(Feth {
+            plt: (w & 0xf) as u8,
+            sel: ((w >> 4) & 0x3) as u8,
+        })
+    }
+
+    /// Encodes a FETH (reserved bits zero).
+    pub fn encode(&self, b: &mut [u8]) -> Result<(), HdrError> {
+        let w = u32::from(self.plt & 0xf) | (u32::from(self.sel & 0x3) << 4);
+        encode_u32(w, b)
+    }
+}
+
 /// Decodes a 4-byte header that is a single big-endian word (ImmDt, IETH).
 pub fn decode_u32(b: &[u8]) -> Result<u32, HdrError> {
     be32(b, 0).ok_or(HdrError::Truncated)

@@ -20,38 +20,11 @@ pub trait Crc32 {
 /// Byte-at-a-time table CRC-32.
 pub struct TableCrc32;
 
-// Indexing: `i < 256`, the table's length (and the table is built at compile time, where
-// an index out of range fails the build).
-#[allow(clippy::indexing_slicing)]
-const fn make_table() -> [u32; 256] {
-    let mut t = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 {
-                0xedb8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        t[i] = c;
-        i += 1;
-    }
-    t
-}
-
-static TABLE: [u32; 256] = make_table();
+static TABLE: [u32; 256] = super::crctab::reflected_table(0xedb8_8320);
 
 impl Crc32 for TableCrc32 {
-    fn update(&self, mut crc: u32, data: &[u8]) -> u32 {
-        for &b in data {
-            let idx = ((crc ^ u32::from(b)) & 0xff) as usize;
-            crc = TABLE.get(idx).copied().unwrap_or(0) ^ (crc >> 8);
-        }
-        crc
+    fn update(&self, crc: u32, data: &[u8]) -> u32 {
+        super::crctab::update(&TABLE, crc, data)
     }
 }
 

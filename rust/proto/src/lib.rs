@@ -17,6 +17,7 @@
 pub mod bth;
 pub mod cc;
 pub mod ccwire;
+pub mod crctab;
 pub mod exthdr;
 pub mod icrc;
 pub mod mr;
@@ -31,4 +32,5 @@ pub mod rdrep;
 pub mod sel;
 pub mod uapi;
 pub mod uc;
+pub mod verify;
 pub mod wire;

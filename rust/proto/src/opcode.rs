@@ -21,6 +21,8 @@ pub const DETH_LEN: usize = 8;
 pub const IMMDT_LEN: usize = 4;
 /// Invalidate extended transport header.
 pub const IETH_LEN: usize = 4;
+/// FLUSH extended transport header.
+pub const FETH_LEN: usize = 4;
 /// Invariant CRC trailer.
 pub const ICRC_LEN: usize = 4;
 
@@ -66,6 +68,12 @@ pub mod flags {
     pub const RWR: u32 = 1 << 17;
     /// Congestion notification packet.
     pub const CNP: u32 = 1 << 18;
+    /// FETH follows.
+    pub const FETH: u32 = 1 << 19;
+    /// FLUSH request.
+    pub const FLUSH: u32 = 1 << 20;
+    /// ATOMIC WRITE request.
+    pub const ATOMIC_WRITE: u32 = 1 << 21;
 }
 
 /// Transport service of an opcode (top three bits of the opcode).
@@ -108,6 +116,7 @@ impl OpInfo {
         }
         let order = [
             (flags::DETH, DETH_LEN),
+            (flags::FETH, FETH_LEN),
             (flags::RETH, RETH_LEN),
             (flags::ATMETH, ATMETH_LEN),
             (flags::AETH, AETH_LEN),
@@ -134,6 +143,9 @@ impl OpInfo {
         let mut len = BTH_LEN;
         if self.flags & flags::DETH != 0 {
             len += DETH_LEN;
+        }
+        if self.flags & flags::FETH != 0 {
+            len += FETH_LEN;
         }
         if self.flags & flags::RETH != 0 {
             len += RETH_LEN;
@@ -189,6 +201,8 @@ pub mod op {
     pub const RC_FETCH_ADD: u8 = 0x14;
     pub const RC_SEND_LAST_INV: u8 = 0x16;
     pub const RC_SEND_ONLY_INV: u8 = 0x17;
+    pub const RC_FLUSH: u8 = 0x1c;
+    pub const RC_ATOMIC_WRITE: u8 = 0x1d;
     pub const UC_SEND_FIRST: u8 = 0x20;
     pub const UC_SEND_MIDDLE: u8 = 0x21;
     pub const UC_SEND_LAST: u8 = 0x22;
@@ -233,6 +247,9 @@ const fn op_flags(low: u8) -> Option<u32> {
         0x13 | 0x14 => ATOMIC | REQ | ONLY | ATMETH,
         0x16 => SEND | REQ | PAYLOAD | LAST | IETH,
         0x17 => SEND | REQ | PAYLOAD | ONLY | RWR | IETH,
+        // IBTA 1.5 (RC only: UC takes opcodes up to 0x0b).
+        0x1c => FLUSH | REQ | ONLY | FETH | RETH,
+        0x1d => ATOMIC_WRITE | REQ | PAYLOAD | ONLY | RETH,
         _ => return None,
     })
 }
@@ -288,6 +305,8 @@ mod tests {
             (op::RC_ATOMIC_ACK, 24),
             (op::RC_CMP_SWAP, 40),
             (op::RC_SEND_ONLY_INV, 16),
+            (op::RC_FLUSH, 32),
+            (op::RC_ATOMIC_WRITE, 28),
             (op::UC_WRITE_ONLY, 28),
             (op::UD_SEND_ONLY, 20),
             (op::UD_SEND_ONLY_IMM, 24),
@@ -302,13 +321,15 @@ mod tests {
         assert_eq!(ud.offset(DETH), Some(12));
         assert_eq!(ud.offset(IMMDT), Some(20));
         assert_eq!(info(op::RC_ATOMIC_ACK).unwrap().offset(ATMACK), Some(16));
+        let fl = info(op::RC_FLUSH).unwrap();
+        assert_eq!((fl.offset(FETH), fl.offset(RETH)), (Some(12), Some(16)));
     }
 
     #[test]
     fn unknown_opcodes_rejected() {
         let known = (0u16..=255).filter(|&o| info(o as u8).is_some()).count();
-        // 23 RC + 12 UC + 2 UD + CNP
-        assert_eq!(known, 23 + 12 + 2 + 1);
+        // 25 RC (with FLUSH and ATOMIC WRITE) + 12 UC + 2 UD + CNP
+        assert_eq!(known, 25 + 12 + 2 + 1);
         for o in [0x15u8, 0x18, 0x2c, 0x30, 0x40, 0x60, 0x66, 0x80, 0xff] {
             assert!(info(o).is_none(), "{o:#x}");
         }

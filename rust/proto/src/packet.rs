@@ -8,9 +8,10 @@
 
 use super::bth::{Bth, HdrError};
 use super::ccwire::{self, TsEcho, TS_ECHO_LEN, TS_LEN, XF_TS};
-use super::exthdr::{decode_u32, Aeth, AtomicAckEth, AtomicEth, Deth, Reth};
+use super::exthdr::{decode_u32, Aeth, AtomicAckEth, AtomicEth, Deth, Feth, Reth};
 use super::opcode::{flags, info, op, OpInfo, ICRC_LEN};
 use super::sel::{Sack, Xeth, SACK_LEN, XETH_LEN, XF_EXT};
+use super::verify::{Vcrc, Vres, VCRC_LEN, VRES_LEN, XF_VCRC, XF_VFAIL};
 
 /// Why a packet was rejected (each maps to a drop counter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +65,18 @@ fn sel_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
     }
 }
 
+/// Length of the verification header a packet with this BTH carries after the XETH or
+/// SACK: the CRC on the last packet of a WRITE, the result on an ACK (a NAK).
+fn vfy_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
+    if bth.xflags & XF_VCRC != 0 && info.has(flags::WRITE) && info.has(flags::LAST) {
+        VCRC_LEN
+    } else if bth.xflags & XF_VFAIL != 0 && info.opcode == op::RC_ACK {
+        VRES_LEN
+    } else {
+        0
+    }
+}
+
 /// Length of the timestamp header a packet with this BTH carries after the XETH or SACK:
 /// the flag only means something on requests with payload and on ACKs.
 fn ts_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
@@ -78,10 +91,17 @@ fn ts_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
     }
 }
 
-/// Length of the rrxe headers (XETH or SACK, then timestamps) a packet with this BTH
-/// carries after its IBTA headers.
+/// Length of the rrxe headers (XETH or SACK, then the verification header, then
+/// timestamps) a packet with this BTH carries after its IBTA headers.
 pub fn rrxe_hdr_len(bth: &Bth, info: &OpInfo) -> usize {
-    sel_hdr_len(bth, info) + ts_hdr_len(bth, info)
+    sel_hdr_len(bth, info) + vfy_hdr_len(bth, info) + ts_hdr_len(bth, info)
+}
+
+/// Offset of the verification header (a WRITE's CRC, an ACK's result) in a packet with
+/// this BTH, if it carries one.
+pub fn vfy_offset(bth: &Bth) -> Option<usize> {
+    let i = info(bth.opcode)?;
+    (vfy_hdr_len(bth, &i) != 0).then(|| i.header_len() + sel_hdr_len(bth, &i))
 }
 
 /// Length of all headers (IBTA and rrxe) a packet with this BTH carries.
@@ -169,6 +189,11 @@ impl Packet<'_> {
         decode_u32(self.ext(flags::IETH)?).ok()
     }
 
+    /// The FETH, if the opcode (FLUSH) carries one.
+    pub fn feth(&self) -> Option<Feth> {
+        Feth::decode(self.ext(flags::FETH)?).ok()
+    }
+
     fn rrxe_hdr(&self) -> Option<&[u8]> {
         if sel_hdr_len(&self.bth, &self.info) == 0 {
             return None;
@@ -176,12 +201,40 @@ impl Packet<'_> {
         self.hdr.get(self.info.header_len()..)
     }
 
-    fn ts_hdr(&self) -> Option<&[u8]> {
-        if ts_hdr_len(&self.bth, &self.info) == 0 {
+    fn vfy_hdr(&self) -> Option<&[u8]> {
+        if vfy_hdr_len(&self.bth, &self.info) == 0 {
             return None;
         }
         self.hdr
             .get(self.info.header_len() + sel_hdr_len(&self.bth, &self.info)..)
+    }
+
+    fn ts_hdr(&self) -> Option<&[u8]> {
+        if ts_hdr_len(&self.bth, &self.info) == 0 {
+            return None;
+        }
+        self.hdr.get(
+            self.info.header_len()
+                + sel_hdr_len(&self.bth, &self.info)
+                + vfy_hdr_len(&self.bth, &self.info)..,
+        )
+    }
+
+    /// The CRC header of a verified WRITE's last packet.
+    pub fn vcrc(&self) -> Option<Vcrc> {
+        if !self.info.has(flags::WRITE) {
+            return None;
+        }
+        Vcrc::decode(self.vfy_hdr()?).ok()
+    }
+
+    /// The verification result of a NAK that reports a failed check (`Err` when the
+    /// flag is set but the header is malformed).
+    pub fn vres(&self) -> Option<Result<Vres, HdrError>> {
+        if self.info.opcode != op::RC_ACK {
+            return None;
+        }
+        Some(Vres::decode(self.vfy_hdr()?))
     }
 
     /// The sender's transmit timestamp, if the packet (a request) carries one.
@@ -234,6 +287,8 @@ pub struct Ext {
     pub imm: Option<u32>,
     /// Invalidated rkey.
     pub ieth: Option<u32>,
+    /// FLUSH placement and selectivity.
+    pub feth: Option<Feth>,
     /// rrxe XETH (written when the BTH flags it on a packet with payload).
     pub xeth: Option<Xeth>,
     /// rrxe SACK (written when the BTH flags it on an ACK).
@@ -242,6 +297,10 @@ pub struct Ext {
     pub ts: Option<u32>,
     /// Timestamp echo (written when the BTH flags it on an ACK).
     pub ts_echo: Option<TsEcho>,
+    /// Verified WRITE's CRC (written when the BTH flags it on a WRITE's last packet).
+    pub vcrc: Option<Vcrc>,
+    /// Verification result (written when the BTH flags it on an ACK).
+    pub vres: Option<Vres>,
 }
 
 /// Writes BTH and the opcode's extension headers at the start of `out`; returns the
@@ -257,6 +316,9 @@ pub fn write_headers(bth: &Bth, ext: &Ext, out: &mut [u8]) -> Result<usize, Pars
     let at = |f: u32| info.offset(f);
     if let Some(o) = at(flags::DETH) {
         ext.deth.ok_or(t)?.encode(out.get_mut(o..).ok_or(t)?)?;
+    }
+    if let Some(o) = at(flags::FETH) {
+        ext.feth.ok_or(t)?.encode(out.get_mut(o..).ok_or(t)?)?;
     }
     if let Some(o) = at(flags::RETH) {
         ext.reth.ok_or(t)?.encode(out.get_mut(o..).ok_or(t)?)?;
@@ -287,8 +349,17 @@ pub fn write_headers(bth: &Bth, ext: &Ext, out: &mut [u8]) -> Result<usize, Pars
             ext.sack.ok_or(t)?.encode(x)?;
         }
     }
-    if ts_hdr_len(bth, &info) != 0 {
+    let vfy = vfy_hdr_len(bth, &info);
+    if vfy != 0 {
         let x = out.get_mut(ibta + sel..).ok_or(t)?;
+        if info.has(flags::WRITE) {
+            ext.vcrc.ok_or(t)?.encode(x)?;
+        } else {
+            ext.vres.ok_or(t)?.encode(x)?;
+        }
+    }
+    if ts_hdr_len(bth, &info) != 0 {
+        let x = out.get_mut(ibta + sel + vfy..).ok_or(t)?;
         if info.has(flags::PAYLOAD) {
             ccwire::encode_ts(ext.ts.ok_or(t)?, x)?;
         } else {

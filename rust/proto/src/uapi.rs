@@ -143,6 +143,10 @@ pub mod wr {
     pub const BIND_MW: u32 = 8;
     /// SEND with invalidate.
     pub const SEND_WITH_INV: u32 = 9;
+    /// FLUSH (IBTA 1.5; userspace from rdma-core 45 on).
+    pub const FLUSH: u32 = 14;
+    /// ATOMIC WRITE (IBTA 1.5).
+    pub const ATOMIC_WRITE: u32 = 15;
     /// Fast registration of an MR (`IB_WR_REG_MR`): kernel consumers only, never
     /// accepted from a user ring.
     pub const REG_MR: u32 = 0x20;
@@ -221,8 +225,13 @@ pub struct SendWqe {
     pub ah_num: u32,
     /// BIND_MW and REG_MR: access flags (see [`SendWqe::bind`]).
     pub access: u32,
-    /// Total length in bytes (sum of SGE lengths or inline length).
+    /// Total length in bytes (sum of SGE lengths or inline length; FLUSH: of the
+    /// range).
     pub length: u32,
+    /// FLUSH: placement type (`IB_FLUSH_GLOBAL`, `IB_FLUSH_PERSISTENT`).
+    pub flush_type: u8,
+    /// FLUSH: selectivity level (`IB_FLUSH_RANGE`, `IB_FLUSH_MR`).
+    pub flush_level: u8,
     /// Payload.
     pub payload: Payload,
 }
@@ -275,6 +284,8 @@ impl SendWqe {
         ah_num: 0,
         access: 0,
         length: 0,
+        flush_type: 0,
+        flush_level: 0,
         payload: Payload::Sges {
             sge: [Sge::ZERO; MAX_SGE],
             num: 0,
@@ -305,12 +316,15 @@ impl SendWqe {
         let num_sge = le32(b, 184 + 12)? as usize;
         let dma_len = le32(b, 184)? as usize;
         let atomic = opcode == wr::ATOMIC_CMP_AND_SWP || opcode == wr::ATOMIC_FETCH_AND_ADD;
+        let flush = opcode == wr::FLUSH;
         // Every check first, so that an error leaves `self` as it was.
         let wr_id = le64(b, 0)?;
         let ex = le32(b, 20)?;
         let remote_addr = le64(b, 24)?;
         let rkey = if atomic || wr::binds(opcode) {
             le32(b, 48)?
+        } else if flush {
+            le32(b, 36)?
         } else {
             le32(b, 32)?
         };
@@ -320,9 +334,27 @@ impl SendWqe {
         let remote_qkey = le32(b, 28)?;
         let ah_num = le32(b, 36)?;
         let access = le32(b, 52)?;
-        let inline = flags & send_flags::INLINE != 0;
-        let (body, length) = if inline {
-            if dma_len > max_inline.min(MAX_INLINE) {
+        let (flush_type, flush_level) = if flush {
+            (le32(b, 40)? as u8, (le32(b, 40)? >> 8) as u8)
+        } else {
+            (0, 0)
+        };
+        // ATOMIC WRITE's 8 bytes are in the slot where inline data goes (librxe's
+        // `dma.atomic_wr`) unless the request names them with one SGE (kernel requests).
+        let inline = flags & send_flags::INLINE != 0
+            || (opcode == wr::ATOMIC_WRITE && num_sge == 0)
+            || flush;
+        let (body, length) = if flush {
+            // No payload: the length is the range's, from the request itself.
+            (&[][..], le32(b, 32)?)
+        } else if inline {
+            let (dma_len, limit) = if opcode == wr::ATOMIC_WRITE && flags & send_flags::INLINE == 0
+            {
+                (8, 8)
+            } else {
+                (dma_len, max_inline.min(MAX_INLINE))
+            };
+            if dma_len > limit {
                 return Err(WqeError::InlineTooLong);
             }
             let src = b
@@ -390,6 +422,8 @@ impl SendWqe {
         self.ah_num = ah_num;
         self.access = access;
         self.length = length;
+        self.flush_type = flush_type;
+        self.flush_level = flush_level;
         Ok(())
     }
 
@@ -454,6 +488,12 @@ impl SendWqe {
             put(40, &self.swap.to_le_bytes())?;
             put(48, &self.rkey.to_le_bytes())?;
             put(52, &self.access.to_le_bytes())?;
+        } else if self.opcode == wr::FLUSH {
+            put(24, &self.remote_addr.to_le_bytes())?;
+            put(32, &self.length.to_le_bytes())?;
+            put(36, &self.rkey.to_le_bytes())?;
+            put(40, &[self.flush_type, self.flush_level])?;
+            return Ok(());
         } else {
             put(24, &self.remote_addr.to_le_bytes())?;
             put(32, &self.rkey.to_le_bytes())?;
@@ -585,6 +625,10 @@ pub mod wc_opcode {
     pub const LOCAL_INV: u32 = 6;
     /// Receive.
     pub const RECV: u32 = 128;
+    /// FLUSH.
+    pub const FLUSH: u32 = 8;
+    /// ATOMIC WRITE.
+    pub const ATOMIC_WRITE: u32 = 9;
     /// Receive of an RDMA WRITE with immediate.
     pub const RECV_RDMA_WITH_IMM: u32 = 129;
 }
@@ -733,6 +777,8 @@ mod tests {
                 ah_num,
                 access: 0,
                 length: 128,
+                flush_type: 0,
+                flush_level: 0,
                 payload: Payload::Sges { sge, num: 2 },
             };
             let mut slot = [0xaau8; SEND_WQE_HDR + 2 * SGE_LEN];
@@ -876,7 +922,22 @@ mod tests {
         let flags = le32(b, 16)?;
         let num_sge = le32(b, 184 + 12)? as usize;
         let dma_len = le32(b, 184)? as usize;
-        let payload = if flags & send_flags::INLINE != 0 {
+        let flush = opcode == wr::FLUSH;
+        let implicit8 =
+            opcode == wr::ATOMIC_WRITE && num_sge == 0 && flags & send_flags::INLINE == 0;
+        let payload = if flush {
+            Payload::Inline {
+                data: [0u8; MAX_INLINE],
+                len: 0,
+            }
+        } else if implicit8 {
+            let mut data = [0u8; MAX_INLINE];
+            data[..8].copy_from_slice(
+                b.get(SEND_WQE_HDR..SEND_WQE_HDR + 8)
+                    .ok_or(WqeError::Truncated)?,
+            );
+            Payload::Inline { data, len: 8 }
+        } else if flags & send_flags::INLINE != 0 {
             if dma_len > max_inline.min(MAX_INLINE) {
                 return Err(WqeError::InlineTooLong);
             }
@@ -897,6 +958,7 @@ mod tests {
             Payload::Sges { sge, num: num_sge }
         };
         let length = match &payload {
+            _ if flush => le32(b, 32)?,
             Payload::Inline { len, .. } => *len as u32,
             Payload::Sges { sge, num } => sge
                 .iter()
@@ -913,6 +975,8 @@ mod tests {
             remote_addr: le64(b, 24)?,
             rkey: if atomic || wr::binds(opcode) {
                 le32(b, 48)?
+            } else if flush {
+                le32(b, 36)?
             } else {
                 le32(b, 32)?
             },
@@ -923,6 +987,8 @@ mod tests {
             ah_num: le32(b, 36)?,
             access: le32(b, 52)?,
             length,
+            flush_type: if flush { le32(b, 40)? as u8 } else { 0 },
+            flush_level: if flush { (le32(b, 40)? >> 8) as u8 } else { 0 },
             payload,
         })
     }
@@ -954,14 +1020,21 @@ mod tests {
     fn arb_slot() -> impl Strategy<Value = Vec<u8>> {
         (
             any::<bool>(),
-            0u32..40,
+            prop_oneof![0u32..40, Just(0u32)],
             0u32..600,
             prop::collection::vec(any::<u8>(), 1024),
             0usize..=1024,
             any::<bool>(),
+            prop_oneof![
+                any::<u32>(),
+                Just(wr::FLUSH),
+                Just(wr::ATOMIC_WRITE),
+                Just(wr::SEND)
+            ],
         )
-            .prop_map(|(inline, num, dma_len, mut b, size, small)| {
+            .prop_map(|(inline, num, dma_len, mut b, size, small, opcode)| {
                 let flags = if inline { send_flags::INLINE } else { 0 };
+                b[12..16].copy_from_slice(&opcode.to_le_bytes());
                 b[16..20].copy_from_slice(&flags.to_le_bytes());
                 b[184..188].copy_from_slice(&dma_len.to_le_bytes());
                 b[196..200].copy_from_slice(&num.to_le_bytes());

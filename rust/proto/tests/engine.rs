@@ -17,7 +17,10 @@
 //! order, a PSN always carries the same bytes; a lossless link sees no NAK, no timeout and
 //! at most one ACK per AckReq; go-back-N NAKs never exceed lost packets; selective
 //! retransmissions never exceed lost packets plus probes, and the responder never keeps
-//! more than its limit.
+//! more than its limit. With verified WRITEs the responder's check of a WRITE fails
+//! at random (a corrupted placement): every failure is resent or, its retries spent,
+//! completes the WRITE with an error, and no WRITE completes successfully with bytes
+//! that differ.
 // Tests index, unwrap and panic freely: a failure is the test failing.
 #![allow(
     clippy::indexing_slicing,
@@ -37,6 +40,7 @@ use rrxe_proto::rc::sack::{Arrive, CatchUp, Keeper, SackTx};
 use rrxe_proto::rc::{needs_response, packets, Retry, ACK};
 use rrxe_proto::sel::{Sack, RX_SPAN};
 use rrxe_proto::uapi::{wc_status, wr, RingGeom};
+use rrxe_proto::verify::{crc32c, Crc32c, OnFail, TableCrc32c};
 use std::collections::{BTreeMap, HashMap};
 
 mod common;
@@ -68,6 +72,8 @@ enum Pkt {
         retx: bool,
         /// A tail-loss probe (XF_PROBE).
         probe: bool,
+        /// A verified WRITE's last packet: the message's CRC and the attempt.
+        vcrc: Option<(u32, u8)>,
     },
     /// A READ request for `len` bytes of message `msg` from `off`.
     Read {
@@ -111,6 +117,8 @@ enum Back {
     AtomicAck { psn: Psn, orig: u64 },
     /// An ACK of everything before `psn + 1` that names holes after it.
     Sack(Psn, Sack),
+    /// The verified WRITE starting at `psn` failed its check (this attempt).
+    Vfail(Psn, u8),
 }
 
 /// What each message is.
@@ -148,6 +156,27 @@ fn addend(i: usize) -> u64 {
     1 << (i % 40)
 }
 
+/// Data packet `seg` of message `msg` in `slot`, with its (retransmission, probe) flags;
+/// a verified WRITE's last packet carries the CRC and the attempt.
+fn data_pkt(slot: &Slot, seg: &Seg, msg: usize, send: bool, (retx, probe): (bool, bool)) -> Pkt {
+    Pkt::Data {
+        psn: seg.psn,
+        msg,
+        off: seg.off,
+        len: seg.len,
+        first: seg.first,
+        last: seg.last,
+        ack_req: seg.ack_req,
+        send,
+        retx,
+        probe,
+        vcrc: slot
+            .vfy
+            .filter(|_| seg.last)
+            .map(|w| (w.header().crc, w.header().attempt)),
+    }
+}
+
 /// The requester side: the engine, the slots and the bytes.
 struct Req {
     rq: Requester,
@@ -168,6 +197,10 @@ struct Req {
     /// Packets sent again for a SACK, and probes.
     retx: u64,
     probes: u64,
+    /// WRITEs are verified; a failed one is resent this many times.
+    verify: Option<u32>,
+    /// WRITEs sent again after a failed check.
+    vresent: u64,
 }
 
 impl Req {
@@ -190,9 +223,24 @@ impl Req {
             .rewind(&mut self.slots, &self.geom, self.prod, psn, self.mtu);
     }
 
-    /// As the driver's `req_run`: up to `BURST` packets.
-    fn run(&mut self, lens: &[usize], out: &mut Vec<Pkt>) {
-        for _ in 0..BURST {
+    /// As the driver's `req_run`: up to `BURST` packets, a verified WRITE's resend first.
+    fn run(&mut self, msgs: &[Vec<u8>], out: &mut Vec<Pkt>) {
+        let mut budget = BURST;
+        while budget > 0 {
+            let Some((i, seg)) = self.rq.repair_next(&self.slots, self.mtu) else {
+                break;
+            };
+            budget -= 1;
+            let (msg, _) = self.wqes[i as usize];
+            out.push(data_pkt(
+                &self.slots[i as usize],
+                &seg,
+                msg,
+                false,
+                (true, false),
+            ));
+        }
+        for _ in 0..budget {
             if self.rq.rnr_wait || self.rq.window_full() {
                 return;
             }
@@ -208,7 +256,11 @@ impl Req {
             }
             let mut slot = stored;
             if !slot.started {
-                let length = if kind == Kind::FetchAdd { 8 } else { lens[msg] };
+                let length = if kind == Kind::FetchAdd {
+                    8
+                } else {
+                    msgs[msg].len()
+                };
                 let head = WqeHead {
                     wr_id: msg as u64,
                     opcode,
@@ -216,6 +268,11 @@ impl Req {
                     length: length as u32,
                 };
                 slot = self.rq.start(&head, self.mtu);
+                if kind == Kind::Write && self.verify.is_some() {
+                    // (Started again after a go-back: the CRC so far and the attempts
+                    // stay.)
+                    slot.vfy = Some(stored.vfy.unwrap_or_default());
+                }
             }
             if needs_response(opcode) {
                 let r = self.rq.next_request(&slot, stored.started, self.mtu);
@@ -238,18 +295,19 @@ impl Req {
             } else {
                 let seg = self.rq.next_data(&slot, self.mtu);
                 self.ack_reqs += u64::from(seg.ack_req);
-                out.push(Pkt::Data {
-                    psn: seg.psn,
+                // As the driver: the CRC grows as each packet is first gathered.
+                if let Some(w) = slot.vfy.as_mut().filter(|w| w.due(seg.off)) {
+                    let (a, n) = (seg.off as usize, seg.len as usize);
+                    let raw = TableCrc32c.update(w.raw, &msgs[msg][a..a + n]);
+                    w.fed(raw, seg.len);
+                }
+                out.push(data_pkt(
+                    &slot,
+                    &seg,
                     msg,
-                    off: seg.off,
-                    len: seg.len,
-                    first: seg.first,
-                    last: seg.last,
-                    ack_req: seg.ack_req,
-                    send: kind == Kind::Send,
-                    retx: false,
-                    probe: false,
-                });
+                    kind == Kind::Send,
+                    (false, false),
+                ));
                 self.rq.data_sent(&mut slot, &seg);
                 self.slots[i as usize] = slot;
                 if seg.last {
@@ -320,6 +378,30 @@ impl Req {
                     }
                 }
             }
+            Back::Vfail(psn, attempt) => {
+                // As the driver's `on_vfail`.
+                self.ack_upto(psn, false);
+                let retries = self.verify.expect("a report without verified WRITEs");
+                let (r, i) = self.rq.verify_failed(
+                    &mut self.slots,
+                    &self.geom,
+                    self.prod,
+                    psn,
+                    attempt,
+                    retries,
+                );
+                match r {
+                    OnFail::Stale | OnFail::Again => {}
+                    OnFail::Resend => self.vresent += 1,
+                    OnFail::Fail => {
+                        while self.rq.cons != i {
+                            self.complete(wc_status::WR_FLUSH_ERR);
+                        }
+                        self.complete(wc_status::REM_OP_ERR);
+                        return Err(wc_status::REM_OP_ERR);
+                    }
+                }
+            }
             Back::AtomicAck { psn, orig } => {
                 self.ack_upto(psn, false);
                 if let Some((i, s)) = self.rq.atomic_resp(&self.slots, psn) {
@@ -352,18 +434,9 @@ impl Req {
         }
         let (msg, kind) = self.wqes[i as usize];
         let seg = Seg::of(&s, p.diff(s.first_psn).max(0) as u32, self.mtu, true);
-        out.push(Pkt::Data {
-            psn: seg.psn,
-            msg,
-            off: seg.off,
-            len: seg.len,
-            first: seg.first,
-            last: seg.last,
-            ack_req: true,
-            send: kind == Kind::Send,
-            retx: true,
-            probe,
-        });
+        // (A packet sent before: its bytes are in the CRC already.)
+        assert!(s.vfy.is_none_or(|w| !w.due(seg.off) || seg.len == 0));
+        out.push(data_pkt(&s, &seg, msg, kind == Kind::Send, (true, probe)));
         true
     }
 
@@ -418,6 +491,15 @@ struct Resp {
     kept_max: usize,
     max_kept: usize,
     sacks: u64,
+    /// Per-mille chance that a verified WRITE's placement is corrupted (one byte).
+    fault: u32,
+    dice: Rng,
+    /// The WRITE in progress started at this PSN.
+    write_first: Psn,
+    /// Corruptions injected, checks failed, checks passed.
+    faults: u64,
+    vfailed: u64,
+    vok: u64,
 }
 
 impl Resp {
@@ -425,7 +507,7 @@ impl Resp {
         match b {
             Back::Aeth(_, Syndrome::Ack(_)) => self.acks += 1,
             Back::Aeth(_, Syndrome::Rnr(_)) => self.rnr_naks += 1,
-            Back::Aeth(..) => self.naks += 1,
+            Back::Aeth(..) | Back::Vfail(..) => self.naks += 1,
             Back::Sack(..) => self.sacks += 1,
             _ => {}
         }
@@ -547,6 +629,7 @@ impl Resp {
                 last,
                 ack_req,
                 send,
+                vcrc,
                 ..
             } => {
                 if send && first {
@@ -563,8 +646,41 @@ impl Resp {
                         None => {}
                     }
                 }
+                if first {
+                    self.write_first = psn;
+                }
+                if let (true, Some((_, attempt))) = (last, vcrc) {
+                    // An old copy of the last packet, from before the attempt a failure
+                    // report asked for: dropped unexecuted.
+                    if self.rs.stale_attempt(attempt) {
+                        // (Whoever sent it has not heard the report, or resends the
+                        // repair: say where it stands.)
+                        if let Some(r) = self.rs.repair() {
+                            self.reply(Back::Vfail(r.next, r.reported), out);
+                        }
+                        return;
+                    }
+                }
                 let (a, n) = (off as usize, len as usize);
                 self.out[msg][a..a + n].copy_from_slice(&msgs[msg][a..a + n]);
+                if let (true, Some((crc, attempt))) = (last, vcrc) {
+                    // As the driver's `check_write`: maybe corrupt, read back, compare.
+                    let m = &mut self.out[msg];
+                    if !m.is_empty() && self.dice.below(1000) < self.fault {
+                        let at = self.dice.below(m.len() as u32) as usize;
+                        m[at] = !m[at];
+                        self.faults += 1;
+                    }
+                    if crc32c(&TableCrc32c, m) != crc {
+                        self.vfailed += 1;
+                        let first = self.write_first;
+                        self.rs.verify_failed(first, psn, attempt);
+                        self.reply(Back::Vfail(first, attempt), out);
+                        return;
+                    }
+                    self.vok += 1;
+                    self.rs.verify_passed();
+                }
                 (last, ack_req)
             }
             Pkt::Read { msg, off, len, .. } => {
@@ -603,13 +719,25 @@ impl Resp {
                 }
                 Check::Keep => self.ahead(p, msgs, out),
                 Check::RnrAgain(e) => self.reply(Back::Aeth(e, Syndrome::Rnr(1)), out),
+                Check::RepairGap(e, a) => self.reply(Back::Vfail(e, a), out),
+                Check::Replace => {
+                    // Placed again at its offset, as the driver does from its XETH.
+                    if let Pkt::Data {
+                        psn, msg, off, len, ..
+                    } = p
+                    {
+                        let (a, n) = (off as usize, len as usize);
+                        self.out[msg][a..a + n].copy_from_slice(&msgs[msg][a..a + n]);
+                        self.rs.replaced(psn);
+                    }
+                }
                 Check::Duplicate => {
                     let read = matches!(p, Pkt::Read { .. });
                     let atomic = matches!(p, Pkt::Atomic { .. });
                     let probe_sel = probe && self.sel;
-                    let dup = self
-                        .rs
-                        .duplicate(&self.replay, p.psn(), read, atomic, probe_sel);
+                    let dup =
+                        self.rs
+                            .duplicate(&self.replay, p.psn(), (read, atomic, false), probe_sel);
                     match dup {
                         Dup::Read => {
                             if let Pkt::Read { psn, msg, off, len } = p {
@@ -622,6 +750,7 @@ impl Resp {
                         Dup::Atomic(None) => panic!("atomic {:?} forgotten", p.psn()),
                         Dup::Ack => self.ack_executed(out),
                         Dup::Probe => self.answer_probe(out),
+                        Dup::Placement => panic!("no ATOMIC WRITE or FLUSH here"),
                     }
                 }
                 Check::NakSeq(e) => {
@@ -655,6 +784,14 @@ struct Outcome {
     acks: u64,
     ack_reqs: u64,
     timeouts: u64,
+    /// Verification: corruptions injected, checks failed and passed, WRITEs resent.
+    faults: u64,
+    vfailed: u64,
+    vok: u64,
+    vresent: u64,
+    /// Every WQE that completed successfully carried (WRITE, SEND) or brought (READ)
+    /// exact bytes.
+    successes_exact: bool,
 }
 
 /// How a run is set up besides its messages.
@@ -671,6 +808,8 @@ struct Setup {
     sel: bool,
     /// Packets the selective responder keeps at most.
     kept_max: usize,
+    /// Verified WRITEs: (per-mille chance of a corrupted placement, retries).
+    verify: Option<(u32, u32)>,
 }
 
 /// Messages of `sizes`, each of the kind two bits of `kinds` name.
@@ -710,6 +849,8 @@ fn run(sizes: &[usize], kinds: u64, s: Setup) -> Outcome {
         sack: SackTx::new(start),
         retx: 0,
         probes: 0,
+        verify: s.verify.map(|(_, r)| r),
+        vresent: 0,
     };
     let mut rs = Responder::new();
     rs.set_psn(start);
@@ -729,6 +870,12 @@ fn run(sizes: &[usize], kinds: u64, s: Setup) -> Outcome {
         kept_max: s.kept_max,
         max_kept: 0,
         sacks: 0,
+        fault: s.verify.map_or(0, |(f, _)| f),
+        dice: Rng(s.seed.rotate_left(17) | 1),
+        write_first: start,
+        faults: 0,
+        vfailed: 0,
+        vok: 0,
     };
     let mut rng = Rng(s.seed | 1);
     let mut fwd: Link<Pkt> = Link::new(loss, dup, reorder);
@@ -745,7 +892,7 @@ fn run(sizes: &[usize], kinds: u64, s: Setup) -> Outcome {
             }
         }
         let mut sent = Vec::new();
-        req.run(sizes, &mut sent);
+        req.run(&msgs, &mut sent);
         let mut progress = !sent.is_empty();
         for p in sent {
             // A PSN always carries the same bytes, whatever went back and resent it.
@@ -804,8 +951,28 @@ fn run(sizes: &[usize], kinds: u64, s: Setup) -> Outcome {
             .iter()
             .enumerate()
             .all(|(i, &(id, st))| id == i as u64 && st == wc_status::SUCCESS);
+    // Whatever failed later, what completed successfully (in order, before any error)
+    // holds exact bytes.
+    let successes_exact = req
+        .completions
+        .iter()
+        .enumerate()
+        .take_while(|&(_, &(_, st))| st == wc_status::SUCCESS)
+        .all(|(i, &(id, _))| {
+            id == i as u64
+                && match kind(i) {
+                    Kind::Write | Kind::Send => resp.out[i] == msgs[i],
+                    Kind::Read => req.got[i] == msgs[i],
+                    Kind::FetchAdd => true,
+                }
+        });
     Outcome {
         ok: data_ok && atomics_ok && in_order && failed.is_none(),
+        faults: resp.faults,
+        vfailed: resp.vfailed,
+        vok: resp.vok,
+        vresent: req.vresent,
+        successes_exact,
         retx: req.retx,
         probes: req.probes,
         sacks: resp.sacks,
@@ -829,6 +996,7 @@ fn setup(mtu: usize, seed: u64, link: (u32, u32, u32)) -> Setup {
         rnr_retry: Retry::UNLIMITED,
         sel: false,
         kept_max: usize::MAX,
+        verify: None,
     }
 }
 
@@ -1018,4 +1186,61 @@ fn sel_one_percent_loss_ratio() {
 fn sel_lost_atomic_ack() {
     let s = selective(256, 15_481_008_352_913_666_602, (107, 0, 0));
     assert!(run(&[0, 65536, 0, 10753], 0b00_10_11_00, s).ok);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Verified WRITEs (selective, lossy, duplicating, reordering link) whose placement
+    /// is corrupted at random: every corruption fails its check; the WRITE is resent
+    /// until it passes or, its retries spent, completes with REM_OP_ERR; a WRITE that
+    /// completes successfully holds exact bytes, and without a failure every message
+    /// arrives.
+    #[test]
+    fn verified_writes_with_faults(sizes in sizes(), kinds in any::<u64>(), mtu in mtus(),
+                                   seed in any::<u64>(), loss in 0u32..60, dup in 0u32..60,
+                                   reorder in 0u32..120, fault in 0u32..400,
+                                   retries in 0u32..4) {
+        let s = Setup {
+            verify: Some((fault, retries)),
+            ..selective(mtu, seed, (loss, dup, reorder))
+        };
+        let o = run(&sizes, kinds, s);
+        prop_assert!(o.successes_exact);
+        prop_assert_eq!(o.faults, o.vfailed, "every corruption caught");
+        match o.failed {
+            None => prop_assert!(o.ok),
+            Some(st) => prop_assert_eq!(st, wc_status::REM_OP_ERR),
+        }
+        prop_assert!(o.vresent <= o.vfailed);
+    }
+}
+
+/// Verified WRITEs on a clean link, no fault: every WRITE checked once and passed.
+#[test]
+fn verified_writes_lossless() {
+    for seed in 0..20 {
+        let sizes = [1, 0, 4096, 65536, 3000, 1025];
+        let s = Setup {
+            verify: Some((0, 3)),
+            ..selective(1024, seed, (0, 0, 0))
+        };
+        let o = run(&sizes, 0, s);
+        assert!(o.ok, "seed {seed}");
+        assert_eq!((o.vok, o.vfailed, o.vresent, o.naks), (6, 0, 0, 0));
+    }
+}
+
+/// Every placement corrupted: each WRITE is checked 1 + retries times and fails the QP
+/// with REM_OP_ERR; the WQEs before it completed.
+#[test]
+fn verified_write_that_never_passes() {
+    let s = Setup {
+        verify: Some((1000, 2)),
+        ..selective(1024, 3, (0, 0, 0))
+    };
+    let o = run(&[5000, 5000], 0, s);
+    assert_eq!(o.failed, Some(wc_status::REM_OP_ERR));
+    assert_eq!((o.vfailed, o.vresent, o.faults), (3, 2, 3));
+    assert!(o.successes_exact);
 }

@@ -12,12 +12,13 @@
 use proptest::prelude::*;
 use rrxe_proto::bth::Bth;
 use rrxe_proto::ccwire::{TsEcho, TS_ECHO_LEN, TS_LEN, XF_TS};
-use rrxe_proto::exthdr::{Aeth, AtomicAckEth, AtomicEth, Deth, Reth, Syndrome};
+use rrxe_proto::exthdr::{Aeth, AtomicAckEth, AtomicEth, Deth, Feth, Reth, Syndrome};
 use rrxe_proto::icrc::{self, TableCrc32};
 use rrxe_proto::opcode::{flags, info, ICRC_LEN};
 use rrxe_proto::packet::{parse, write_headers, Ext, ParseError};
 use rrxe_proto::psn::Psn;
 use rrxe_proto::sel::{Sack, Xeth, SACK_LEN, XETH_LEN, XF_EXT};
+use rrxe_proto::verify::{Outcome, Vcrc, Vres, VCRC_LEN, VRES_LEN, XF_VCRC, XF_VFAIL};
 
 fn all_ext() -> Ext {
     Ext {
@@ -59,6 +60,15 @@ fn all_ext() -> Ext {
         ts_echo: Some(TsEcho {
             tx: 0xfeed_0001,
             rx: 0x0000_beef,
+        }),
+        feth: Some(Feth { plt: 2, sel: 1 }),
+        vcrc: Some(Vcrc {
+            crc: 0x1234_5678,
+            attempt: 3,
+        }),
+        vres: Some(Vres {
+            outcome: Outcome::Mismatch,
+            attempt: 3,
         }),
     }
 }
@@ -118,7 +128,44 @@ fn every_opcode_round_trips() {
         assert_eq!(p.deth(), if i.has(flags::DETH) { e.deth } else { None });
         assert_eq!(p.imm(), if i.has(flags::IMMDT) { e.imm } else { None });
         assert_eq!(p.ieth(), if i.has(flags::IETH) { e.ieth } else { None });
+        assert_eq!(p.feth(), if i.has(flags::FETH) { e.feth } else { None });
     }
+}
+
+/// With the verification flags, the last packet of a WRITE carries the CRC header and an
+/// ACK the result header, after the XETH or SACK and before the timestamps; every other
+/// opcode ignores the flags.
+#[test]
+fn verification_headers_round_trip() {
+    for opcode in 0..=255u8 {
+        let Some(i) = info(opcode) else { continue };
+        let payload: &[u8] = if i.has(flags::PAYLOAD) { b"xyz" } else { b"" };
+        for base in [0, XF_EXT, XF_TS, XF_EXT | XF_TS] {
+            let plain = build_x(opcode, payload, base);
+            let buf = build_x(opcode, payload, base | XF_VCRC | XF_VFAIL);
+            let p = parse(&buf).unwrap_or_else(|e| panic!("{opcode:#x}: {e:?}"));
+            assert_eq!(p.payload, payload, "{opcode:#x}");
+            let e = all_ext();
+            let (c, r, extra) = if i.has(flags::WRITE) && i.has(flags::LAST) {
+                (e.vcrc, None, VCRC_LEN)
+            } else if opcode == 0x11 {
+                (None, e.vres.map(Ok), VRES_LEN)
+            } else {
+                (None, None, 0)
+            };
+            assert_eq!((p.vcrc(), p.vres()), (c, r), "{opcode:#x}");
+            assert_eq!(buf.len(), plain.len() + extra, "{opcode:#x}");
+            // The other rrxe headers are still read where they were.
+            let q = parse(&plain).unwrap();
+            assert_eq!((p.xeth(), p.sack()), (q.xeth(), q.sack()), "{opcode:#x}");
+            assert_eq!((p.ts(), p.ts_echo()), (q.ts(), q.ts_echo()), "{opcode:#x}");
+            assert_eq!((q.vcrc(), q.vres()), (None, None));
+        }
+    }
+    // A flagged WRITE ONLY too short for its CRC header is truncated, not misread.
+    let mut short = build_x(0x0a, b"", XF_VCRC);
+    short.drain(28..32);
+    assert_eq!(parse(&short).unwrap_err(), ParseError::Truncated);
 }
 
 /// With the rrxe flag, packets with payload (not CNPs) carry an XETH and ACKs a SACK after

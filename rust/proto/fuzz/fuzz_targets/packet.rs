@@ -15,6 +15,11 @@ fuzz_target!(|data: &[u8]| {
             p.ieth(),
             p.xeth(),
             p.sack(),
+            p.ts(),
+            p.ts_echo(),
+            p.feth(),
+            p.vcrc(),
+            p.vres(),
         );
     }
     let _ = rrxe_proto::bth::Bth::decode(data);

@@ -102,6 +102,8 @@ pub mod idx {
     pub const PACER_BURST: usize = 24;
     /// `delay_min_window_ms` (beyond the spec's list).
     pub const DELAY_MIN_WINDOW_MS: usize = 25;
+    /// `rate_time_reset` (beyond the spec's list).
+    pub const RATE_TIME_RESET: usize = 26;
 }
 
 /// Largest rate knob in Mb/s (400 Gb/s).
@@ -109,7 +111,7 @@ const MAX_MBPS: u32 = 400_000;
 /// The line rate `rp_max_rate = 0` stands for, Mb/s.
 pub const DEFAULT_LINE_MBPS: u32 = 10_000;
 
-const TABLE: [ParamInfo; 26] = [
+const TABLE: [ParamInfo; 27] = [
     p(
         "algo",
         2,
@@ -262,7 +264,7 @@ const TABLE: [ParamInfo; 26] = [
     ),
     p(
         "pacer_burst",
-        16_384,
+        4096,
         256,
         16_777_216,
         "pacer bucket depth, bytes",
@@ -273,6 +275,13 @@ const TABLE: [ParamInfo; 26] = [
         1,
         600_000,
         "delay: minimum delays are re-learned per window, ms",
+    ),
+    p(
+        "rate_time_reset",
+        2000,
+        1,
+        1_000_000,
+        "rate: recovery period without CNP, us",
     ),
 ];
 
@@ -477,6 +486,11 @@ impl Params {
         u64::from(self.get(idx::RATE_MARGIN))
     }
 
+    /// `rate`: recovery period without CNP, ns.
+    pub fn rate_time_reset_ns(&self) -> u64 {
+        self.us(idx::RATE_TIME_RESET)
+    }
+
     /// `delay`: queueing delay counted as baseline, us.
     pub fn delay_target_us(&self) -> u32 {
         self.get(idx::DELAY_TARGET_US)
@@ -557,6 +571,7 @@ mod tests {
             (idx::DELAY_INC, "delay_inc"),
             (idx::PACER_BURST, "pacer_burst"),
             (idx::DELAY_MIN_WINDOW_MS, "delay_min_window_ms"),
+            (idx::RATE_TIME_RESET, "rate_time_reset"),
         ];
         assert_eq!(names.len(), NPARAMS);
         for (i, n) in names {

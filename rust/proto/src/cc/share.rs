@@ -24,6 +24,8 @@
 //! |          active_qps           |  interval, 16-us units, sat.  | 12
 //! +-------------------------------+-------------------------------+
 //! ```
+//!
+//! `port_rate` and `active_qps` leave out the port's light QPs (see [`Port`]).
 
 use super::super::wire::{be16, be32, be8, put};
 use super::params::Params;
@@ -41,9 +43,10 @@ pub const CNP_VERSION: u8 = 1;
 pub struct CnpInfo {
     /// The QP's receive rate over the last interval, bytes/s (sent in KB/s).
     pub qp_rate: u64,
-    /// The receiving port's total rate over the last interval, bytes/s (sent in KB/s).
+    /// The receiving port's total rate over the last interval less its light QPs',
+    /// bytes/s (sent in KB/s).
     pub port_rate: u64,
-    /// QPs that received a packet within `np_idle_us`.
+    /// QPs that received a packet within `np_idle_us`, less the light ones.
     pub active_qps: u16,
     /// The meter interval, us (sent in 16-us units).
     pub interval_us: u32,
@@ -114,11 +117,13 @@ impl Meter {
         }
     }
 
-    /// Counts `bytes` at `now`; closes the interval when `interval_ns` has passed.
+    /// Counts `bytes` at `now`; closes the interval when `interval_ns` has passed (and
+    /// then returns true).
     ///
     /// The closed interval's rate is its bytes over its real length (from its first
     /// packet to `now`, at least `interval_ns`); `bytes` open the next interval.
-    pub fn add(&mut self, now: u64, bytes: u32, interval_ns: u64) {
+    pub fn add(&mut self, now: u64, bytes: u32, interval_ns: u64) -> bool {
+        let mut closed = false;
         if !self.started {
             self.started = true;
             self.start = now;
@@ -130,10 +135,12 @@ impl Meter {
                 self.valid = true;
                 self.start = now;
                 self.bytes = 0;
+                closed = true;
             }
         }
         self.bytes = self.bytes.saturating_add(u64::from(bytes));
         self.last = now;
+        closed
     }
 
     /// Rate of the last closed interval (0 if it is older than 2 intervals).
@@ -156,11 +163,56 @@ impl Meter {
     }
 }
 
-/// Port-level statistics: total bytes (a Meter) and the number of active QPs.
+/// A QP's part in its port's statistics, kept in the QP: its meter, whether it counts
+/// as active, and the rate it is counted with as light (0: not light).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QpShare {
+    meter: Meter,
+    active: bool,
+    light: u64,
+}
+
+impl QpShare {
+    /// A QP that has received nothing.
+    pub const fn new() -> QpShare {
+        QpShare {
+            meter: Meter::new(),
+            active: false,
+            light: 0,
+        }
+    }
+
+    /// The QP's meter.
+    pub fn meter(&self) -> &Meter {
+        &self.meter
+    }
+
+    /// Whether the QP counts among the port's active QPs.
+    pub fn active(&self) -> bool {
+        self.active
+    }
+
+    /// Whether the QP is counted as light (see [`Port`]).
+    pub fn light(&self) -> bool {
+        self.light != 0
+    }
+}
+
+/// Port-level statistics: total bytes (a Meter) and the number of active QPs, of which
+/// `light` use less than half an equal share of the port (their rates summed in
+/// `light_rate`).
+///
+/// A CNP carries the share the heavy QPs divide among themselves: the port's rate less
+/// the light QPs' and the active QPs less the light ones (max-min fairness, in one
+/// step). Without that, a latency probe or an admin queue that moves a few kilobytes
+/// would count as a full flow and hold every other flow to `1/(n+1)` of the port.
+/// A QP is classified each time its meter closes an interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Port {
     meter: Meter,
     active: u16,
+    light: u16,
+    light_rate: u64,
 }
 
 impl Port {
@@ -169,24 +221,49 @@ impl Port {
         Port {
             meter: Meter::new(),
             active: 0,
+            light: 0,
+            light_rate: 0,
         }
     }
 
-    /// A QP's packet. `qp_active`: the QP's own flag (kept in the QP); set here on its
-    /// first packet (+1), and the count is increased.
-    pub fn on_packet(&mut self, now: u64, bytes: u32, qp_active: &mut bool, p: &Params) {
+    /// A QP's packet: counts it in the QP's meter and the port's, makes the QP active on
+    /// its first packet (+1; true is returned then), and classifies it as light or not
+    /// when its meter closes an interval.
+    pub fn on_packet(&mut self, now: u64, bytes: u32, qp: &mut QpShare, p: &Params) -> bool {
         self.meter.add(now, bytes, p.meter_ns());
-        if !*qp_active {
-            *qp_active = true;
+        let closed = qp.meter.add(now, bytes, p.meter_ns());
+        let new = !qp.active;
+        if new {
+            qp.active = true;
             self.active = self.active.saturating_add(1);
+        }
+        if closed {
+            self.unlight(qp);
+            let r = qp.meter.rate(now, p.meter_ns());
+            let equal = self.rate(now, p) / u64::from(self.active.max(1));
+            if r < equal / 2 {
+                qp.light = r.max(1);
+                self.light = self.light.saturating_add(1);
+                self.light_rate = self.light_rate.saturating_add(qp.light);
+            }
+        }
+        new
+    }
+
+    fn unlight(&mut self, qp: &mut QpShare) {
+        if qp.light != 0 {
+            self.light = self.light.saturating_sub(1);
+            self.light_rate = self.light_rate.saturating_sub(qp.light);
+            qp.light = 0;
         }
     }
 
     /// The QP went idle (no packet for np_idle_us) or was destroyed: -1 if it was active.
-    pub fn on_idle(&mut self, qp_active: &mut bool) {
-        if *qp_active {
-            *qp_active = false;
+    pub fn on_idle(&mut self, qp: &mut QpShare) {
+        if qp.active {
+            qp.active = false;
             self.active = self.active.saturating_sub(1);
+            self.unlight(qp);
         }
     }
 
@@ -195,17 +272,28 @@ impl Port {
         self.active
     }
 
+    /// Active QPs counted as light.
+    pub fn light(&self) -> u16 {
+        self.light
+    }
+
     /// The port's receive rate over the last closed interval, bytes/s.
     pub fn rate(&self, now: u64, p: &Params) -> u64 {
         self.meter.rate(now, p.meter_ns())
     }
 
-    /// The CNP payload for a QP whose meter is `qp`.
-    pub fn info(&self, now: u64, qp: &Meter, p: &Params) -> CnpInfo {
+    /// The CNP payload for `qp`: its rate, and the port's rate and active QPs without
+    /// the light ones (all of them if every active QP is light).
+    pub fn info(&self, now: u64, qp: &QpShare, p: &Params) -> CnpInfo {
+        let rate = self.rate(now, p);
+        let (port_rate, active_qps) = match self.active.saturating_sub(self.light) {
+            0 => (rate, self.active),
+            heavy => (rate.saturating_sub(self.light_rate), heavy),
+        };
         CnpInfo {
-            qp_rate: qp.rate(now, p.meter_ns()),
-            port_rate: self.rate(now, p),
-            active_qps: self.active,
+            qp_rate: qp.meter.rate(now, p.meter_ns()),
+            port_rate,
+            active_qps,
             interval_us: p.meter_us(),
         }
     }
@@ -213,9 +301,10 @@ impl Port {
 
 /// The `rate` reaction point (per QP): on an rrxe CNP sets the rate directly from the
 /// receiver's measurement: fair = port_rate / max(active,1);
-/// rate = min(qp_rate, fair) * (1024 - rate_margin) / 1024, at least min_rate. No fixed decrements. When CNPs stop
-/// (no CNP for rp_time_reset): recover towards the remembered fair share quickly (halve
-/// the gap per period), then beyond it additively (ai) and hyper (hai) up to max_rate.
+/// rate = min(qp_rate, fair) * (1024 - rate_margin) / 1024, at least min_rate. No fixed
+/// decrements. When CNPs stop (no CNP for `rate_time_reset`): recover towards the
+/// remembered fair share quickly (halve the gap per period), then probe beyond it in
+/// steps of `rate_margin` of the share, up to max_rate.
 ///
 /// Choices the spec leaves open:
 ///
@@ -227,9 +316,14 @@ impl Port {
 ///   not below it from `qp_rate`: the receiver has not measured the new rate yet, and the
 ///   stale measurement would otherwise compound the margin once per interval while the
 ///   queue drains.
-/// * Recovery: the gap to the fair share halves per `rp_time_reset`; once it is under
-///   `ai` the rate is the fair share, and further events add `ai`, after `rp_threshold`
-///   of them `i * hai` (i = events past the threshold), up to `max_rate`.
+/// * Recovery: one event per `rate_time_reset` (longer than DCQCN's `rp_time_reset`:
+///   the share is known, so there is nothing to search for quickly, and a probe must not
+///   outrun the marking queue's feedback). The gap to the fair share halves per event;
+///   once it is under a unit of `fair * rate_margin / 1024` the rate is the fair share,
+///   further events add one unit, and after `rp_threshold` of them one more unit per
+///   `rp_threshold` events, up to `max_rate`: a share that went stale (a flow left) is
+///   outgrown in a few tens of events. Before the first measured CNP the units are
+///   mlx5's absolute `rp_ai_rate` and `rp_hai_rate`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateCc {
     rate: u64,
@@ -293,10 +387,19 @@ impl RateCc {
 
     /// One increase event.
     fn increase(&mut self, p: &Params) {
-        let ai = p.ai_rate();
+        // Steps in proportion to the measured share once there is one (a fixed ai is a
+        // fifth of a 25 Mb/s share, and the queue grows before the next CNP can say so);
+        // mlx5's absolute ai/hai before the first measured CNP.
+        let (unit, hunit) = match self.fair {
+            0 => (p.ai_rate(), p.hai_rate()),
+            f => {
+                let u = mul_div(f, p.rate_margin().max(1), 1024).max(1);
+                (u, u)
+            }
+        };
         if self.rate < self.fair {
             let gap = self.fair - self.rate;
-            self.rate = if gap <= ai {
+            self.rate = if gap <= unit {
                 self.fair
             } else {
                 self.rate + gap / 2
@@ -304,20 +407,23 @@ impl RateCc {
         } else {
             self.above = self.above.saturating_add(1);
             let f = p.threshold();
-            let step = if self.above > f {
-                u64::from(self.above - f).saturating_mul(p.hai_rate())
-            } else {
-                ai
+            let step = match self.fair {
+                // One more unit per rp_threshold events: gentle enough not to outrun the
+                // marking queue's feedback, fast enough to outgrow a share that went
+                // stale (a flow left) in tens of events.
+                _ if self.above <= f => unit,
+                0 => u64::from(self.above - f).saturating_mul(hunit),
+                _ => u64::from(1 + (self.above - f) / f.max(1)).saturating_mul(hunit),
             };
             self.rate = self.rate.saturating_add(step);
         }
         self.rate = p.clamp_rate(self.rate);
     }
 
-    /// Lazy recovery timer: one increase event per rp_time_reset without CNP.
+    /// Lazy recovery timer: one increase event per rate_time_reset without CNP.
     pub fn tick(&mut self, now: u64, p: &Params) -> Change {
         let old = self.rate;
-        let tp = p.time_reset_ns().max(1);
+        let tp = p.rate_time_reset_ns().max(1);
         let n = now.saturating_sub(self.inc_t) / tp;
         if n > 0 {
             let max = p.max_rate();
@@ -400,19 +506,50 @@ mod tests {
     fn port_counts_active_qps() {
         let p = Params::DEFAULT;
         let mut port = Port::new();
-        let (mut a, mut b) = (false, false);
-        port.on_packet(0, 100, &mut a, &p);
-        port.on_packet(1, 100, &mut a, &p);
-        port.on_packet(2, 100, &mut b, &p);
+        let (mut a, mut b) = (QpShare::new(), QpShare::new());
+        assert!(port.on_packet(0, 100, &mut a, &p));
+        assert!(!port.on_packet(1, 100, &mut a, &p));
+        assert!(port.on_packet(2, 100, &mut b, &p));
         assert_eq!(port.active(), 2);
         port.on_idle(&mut a);
         port.on_idle(&mut a);
         assert_eq!(port.active(), 1);
+        assert!(!a.active() && b.active());
         port.on_packet(2_000_000, 100, &mut b, &p);
         assert_eq!(port.rate(2_000_000, &p), 300 * 1_000_000_000 / 2_000_000);
-        let m = Meter::new();
-        let i = port.info(2_000_000, &m, &p);
+        let i = port.info(2_000_000, &QpShare::new(), &p);
         assert_eq!((i.qp_rate, i.active_qps, i.interval_us), (0, 1, 1000));
+    }
+
+    /// Three QPs at 40 MB/s and a probe at 0.1 MB/s: the probe is light, and the CNP's
+    /// share is the heavy QPs' (their rate over three), not the port's over four.
+    #[test]
+    fn light_qps_leave_the_share() {
+        let p = Params::DEFAULT;
+        let mut port = Port::new();
+        let mut q = [QpShare::new(); 4];
+        // 1 ms intervals: 40 KB per ms each heavy QP, 100 B per ms the probe.
+        for ms in 0..5u64 {
+            for k in 0..40u64 {
+                for (i, s) in q.iter_mut().enumerate().take(3) {
+                    port.on_packet(ms * 1_000_000 + k * 25_000 + i as u64, 1000, s, &p);
+                }
+            }
+            port.on_packet(ms * 1_000_000 + 999_000, 100, &mut q[3], &p);
+        }
+        assert_eq!(port.active(), 4);
+        assert_eq!(port.light(), 1);
+        assert!(q[3].light() && !q[0].light());
+        let now = 5_000_000;
+        let i = port.info(now, &q[0], &p);
+        assert_eq!(i.active_qps, 3);
+        let per = i.port_rate / 3;
+        assert!(per > 39_000_000 && per < 41_500_000, "{per}");
+        // The probe leaves: nothing light remains, the count and the sum with it.
+        port.on_idle(&mut q[3]);
+        assert_eq!((port.active(), port.light()), (3, 0));
+        let j = port.info(now, &q[0], &p);
+        assert_eq!((j.active_qps, j.port_rate), (3, port.rate(now, &p)));
     }
 
     #[test]
@@ -439,18 +576,33 @@ mod tests {
         // After it, it can (the flow uses less than its share).
         assert_eq!(r.on_cnp(2200 * US, &low, &p), Change::Decreased);
         assert_eq!(r.rate(), 10 * MBPS * 973 / 1024);
-        // Quiet: halve the gap to the share, then additive beyond it.
+        // Quiet: halve the gap to the share, then beyond it in units of the margin.
         let mut last = r.rate();
         let mut t = 2200 * US;
+        let tp = p.rate_time_reset_ns();
+        assert_eq!(r.tick(t + tp - 1, &p), Change::Same);
         while r.rate() < fair {
-            t += 300 * US;
+            t += tp;
             assert_eq!(r.tick(t, &p), Change::Increased);
             assert!(r.rate() > last);
             last = r.rate();
         }
         assert_eq!(r.rate(), fair);
-        r.tick(t + 300 * US, &p);
-        assert_eq!(r.rate(), fair + p.ai_rate());
+        let unit = fair * 51 / 1024;
+        for i in 1..=u64::from(p.threshold()) {
+            t += tp;
+            r.tick(t, &p);
+            assert_eq!(r.rate(), fair + i * unit);
+        }
+        // Then one more unit per rp_threshold events: a stale share is left behind.
+        for i in 6..=9 {
+            t += tp;
+            r.tick(t, &p);
+            assert_eq!(r.rate(), fair + i * unit);
+        }
+        t += tp;
+        r.tick(t, &p);
+        assert_eq!(r.rate(), fair + 11 * unit);
         r.tick(t + 1_000_000_000, &p);
         assert_eq!(r.rate(), p.max_rate());
     }

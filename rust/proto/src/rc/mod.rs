@@ -168,6 +168,10 @@ pub enum Kind {
         /// Compare-and-swap (else fetch-and-add).
         cas: bool,
     },
+    /// ATOMIC WRITE: 8 bytes written as one (answered like a zero-length READ).
+    AtomicWrite,
+    /// FLUSH: placement made visible or persistent (answered like a zero-length READ).
+    Flush,
 }
 
 impl Kind {
@@ -191,18 +195,31 @@ impl Kind {
             wr::RDMA_READ => Kind::Read,
             wr::ATOMIC_CMP_AND_SWP => Kind::Atomic { cas: true },
             wr::ATOMIC_FETCH_AND_ADD => Kind::Atomic { cas: false },
+            wr::ATOMIC_WRITE => Kind::AtomicWrite,
+            wr::FLUSH => Kind::Flush,
             _ => return None,
         })
     }
 }
 
-/// Whether a work-request opcode waits for a response (READ, atomics): it takes an
-/// initiator-depth credit and only its response, never an ACK, completes it.
+/// Whether a work-request opcode waits for a response (READ, atomics, ATOMIC WRITE,
+/// FLUSH): it takes an initiator-depth credit and only its response, never an ACK,
+/// completes it.
 pub const fn needs_response(opcode: u32) -> bool {
     matches!(
         opcode,
-        wr::RDMA_READ | wr::ATOMIC_CMP_AND_SWP | wr::ATOMIC_FETCH_AND_ADD
+        wr::RDMA_READ
+            | wr::ATOMIC_CMP_AND_SWP
+            | wr::ATOMIC_FETCH_AND_ADD
+            | wr::ATOMIC_WRITE
+            | wr::FLUSH
     )
+}
+
+/// Whether a work-request opcode is answered by one zero-length READ RESPONSE ONLY
+/// (ATOMIC WRITE, FLUSH), which alone completes it.
+pub const fn placement_op(opcode: u32) -> bool {
+    matches!(opcode, wr::ATOMIC_WRITE | wr::FLUSH)
 }
 
 /// Result of an atomic operation on `old`: the value to store.
@@ -242,6 +259,8 @@ pub const fn opcode(kind: Kind, first: bool, last: bool) -> u8 {
         Kind::Read => op::RC_READ_REQ,
         Kind::Atomic { cas: true } => op::RC_CMP_SWAP,
         Kind::Atomic { cas: false } => op::RC_FETCH_ADD,
+        Kind::AtomicWrite => op::RC_ATOMIC_WRITE,
+        Kind::Flush => op::RC_FLUSH,
     }
 }
 
@@ -410,6 +429,16 @@ mod tests {
         assert_eq!(opcode(s, false, true), op::RC_SEND_LAST_INV);
         assert_eq!(Kind::of_wr(wr::RDMA_READ), Some(Kind::Read));
         assert_eq!(Kind::of_wr(wr::BIND_MW), None);
+        assert_eq!(
+            opcode(Kind::of_wr(wr::FLUSH).unwrap(), true, true),
+            op::RC_FLUSH
+        );
+        assert_eq!(
+            opcode(Kind::of_wr(wr::ATOMIC_WRITE).unwrap(), true, true),
+            op::RC_ATOMIC_WRITE
+        );
+        assert!(needs_response(wr::FLUSH) && placement_op(wr::ATOMIC_WRITE));
+        assert!(!placement_op(wr::RDMA_READ));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 use super::super::psn::Psn;
 use super::super::rdrep::{ReadRepair, ReadSpan};
 use super::super::uapi::{wr, RingGeom};
+use super::super::verify::{OnFail, WriteCrc};
 use super::{needs_response, packets, Retry, MAX_PKT_PER_ACK, MAX_UNACKED_PSNS};
 
 /// Per-WQE requester state.
@@ -37,6 +38,8 @@ pub struct Slot {
     pub got: u32,
     /// WQE sequence number (the extended header's).
     pub seq: u32,
+    /// A verified WRITE: its CRC and attempts.
+    pub vfy: Option<WriteCrc>,
 }
 
 impl Slot {
@@ -180,6 +183,9 @@ pub struct Requester {
     /// Every request before this PSN was acknowledged, explicitly or by a later response
     /// (selective retransmission completes out of step with ACKs).
     pub acked: Psn,
+    /// A verified WRITE being sent again after a failed check: its slot and the next PSN
+    /// to send.
+    pub vrepair: Option<(u32, Psn)>,
 }
 
 impl Requester {
@@ -198,6 +204,7 @@ impl Requester {
             rnr_wait: false,
             read_gap: None,
             acked: psn,
+            vrepair: None,
         }
     }
 
@@ -247,6 +254,7 @@ impl Requester {
             started: true,
             got: 0,
             seq: self.wqe_seq,
+            vfy: None,
         };
         self.wqe_seq = self.wqe_seq.wrapping_add(1);
         s
@@ -318,6 +326,9 @@ impl Requester {
         let e = slots.get_mut(i as usize)?;
         let s = core::mem::take(e);
         self.cons = geom.next(i);
+        if self.vrepair.is_some_and(|(r, _)| r == i) {
+            self.vrepair = None;
+        }
         if self.next == i {
             self.next = self.cons;
             if s.started && self.req_psn.before(s.last_psn.add(1)) {
@@ -495,6 +506,15 @@ impl Requester {
         (s.started && atomic && psn == self.comp_psn && psn == s.first_psn).then_some((i, s))
     }
 
+    /// The zero-length READ response of PSN `psn` that answers an ATOMIC WRITE or FLUSH:
+    /// the head slot it completes, if it is the expected one.
+    pub fn placement_resp(&self, slots: &[Slot], psn: Psn) -> Option<(u32, Slot)> {
+        let i = self.cons;
+        let s = slots.get(i as usize).copied()?;
+        (s.started && super::placement_op(s.opcode) && psn == self.comp_psn && psn == s.first_psn)
+            .then_some((i, s))
+    }
+
     /// The head READ or atomic got its last response at `psn`: it completes.
     pub fn response_done(&mut self, psn: Psn) {
         self.comp_psn = psn.add(1);
@@ -541,6 +561,55 @@ impl Requester {
         self.find(slots, geom, prod, last)
             .filter(|(_, s)| !s.responds() || s.is_read())
             .map(|_| last)
+    }
+
+    /// The responder reports that a verified WRITE failed its check (`attempt`, see
+    /// [`WriteCrc::failed`]) and that its resend is to start at `psn` (its first PSN, or
+    /// where a resend in progress stands); `retries`: resends allowed. On
+    /// [`OnFail::Resend`] and [`OnFail::Again`] the WRITE's packets from `psn` to its
+    /// last are sent again ([`Requester::repair_next`]), the last with the new attempt:
+    /// they are retransmissions, behind the completer's PSN (the responder acknowledged
+    /// them; it places them again). On [`OnFail::Fail`] the slot index is returned with
+    /// it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn verify_failed(
+        &mut self,
+        slots: &mut [Slot],
+        geom: &RingGeom,
+        prod: u32,
+        psn: Psn,
+        attempt: u8,
+        retries: u32,
+    ) -> (OnFail, u32) {
+        let Some((i, s)) = self.find(slots, geom, prod, psn) else {
+            return (OnFail::Stale, 0);
+        };
+        let Some(e) = slots.get_mut(i as usize) else {
+            return (OnFail::Stale, 0);
+        };
+        // Only a WRITE sent to its end was checked.
+        let (true, Some(w)) = (s.sent >= s.length, e.vfy.as_mut()) else {
+            return (OnFail::Stale, i);
+        };
+        let r = w.failed(attempt, retries);
+        if matches!(r, OnFail::Resend | OnFail::Again) {
+            self.vrepair = Some((i, psn));
+        }
+        (r, i)
+    }
+
+    /// The next packet of a verified WRITE's resend ([`Requester::verify_failed`]): its
+    /// slot and segment (AckReq on the last), or `None` when the resend is complete.
+    pub fn repair_next(&mut self, slots: &[Slot], mtu: u32) -> Option<(u32, Seg)> {
+        let (i, p) = self.vrepair?;
+        let s = slots.get(i as usize).copied().filter(|s| s.started)?;
+        if p.after(s.last_psn) || p.before(s.first_psn) {
+            self.vrepair = None;
+            return None;
+        }
+        let seg = Seg::of(&s, p.diff(s.first_psn).max(0) as u32, mtu, p == s.last_psn);
+        self.vrepair = Some((i, p.add(1)));
+        Some((i, seg))
     }
 
     /// Selective retransmission: a response acknowledges every request before `a`.
@@ -724,6 +793,61 @@ mod tests {
     }
 
     #[test]
+    fn failed_check_resends_the_write_in_place() {
+        use super::super::super::verify::OnFail;
+        // SEND 100, verified WRITE 101..103, SEND 104.
+        let (mut rq, mut slots) = sent(&[(wr::SEND, 10), (wr::RDMA_WRITE, 3000), (wr::SEND, 10)]);
+        slots[1].vfy = Some(WriteCrc::new());
+        assert!(rq.pop(&mut slots, &G).is_some());
+        rq.comp_psn = Psn::new(103);
+        let f = |rq: &mut Requester, slots: &mut [Slot], psn, a| {
+            rq.verify_failed(slots, &G, 3, Psn::new(psn), a, 2)
+        };
+        // Another attempt, or no verified WRITE there: stale.
+        assert_eq!(f(&mut rq, &mut slots, 101, 1).0, OnFail::Stale);
+        assert_eq!(f(&mut rq, &mut slots, 104, 0).0, OnFail::Stale);
+        assert_eq!(f(&mut rq, &mut slots, 101, 0), (OnFail::Resend, 1));
+        // Nothing goes back: the WRITE's packets are sent again, the last asks for an
+        // ACK; the SEND after it is not touched.
+        let before = (rq.next, rq.req_psn, rq.comp_psn);
+        let mut resent = Vec::new();
+        while let Some((i, seg)) = rq.repair_next(&slots, 1024) {
+            assert_eq!(i, 1);
+            resent.push((seg.psn.get(), seg.off, seg.last, seg.ack_req));
+        }
+        assert_eq!(
+            resent,
+            [
+                (101, 0, false, false),
+                (102, 1024, false, false),
+                (103, 2048, true, true)
+            ]
+        );
+        assert_eq!((rq.next, rq.req_psn, rq.comp_psn), before);
+        assert!(slots[2].started);
+        assert_eq!(slots[1].vfy.map(|w| w.attempt), Some(1));
+        // The responder still waits for 102 of that resend: from there, same attempt.
+        assert_eq!(f(&mut rq, &mut slots, 102, 0).0, OnFail::Again);
+        assert_eq!(
+            rq.repair_next(&slots, 1024).map(|(_, s)| s.psn),
+            Some(Psn::new(102))
+        );
+        assert_eq!(f(&mut rq, &mut slots, 101, 1).0, OnFail::Resend);
+        assert_eq!(f(&mut rq, &mut slots, 101, 2), (OnFail::Fail, 1));
+        // Completing the WRITE ends a resend in progress.
+        assert!(rq.vrepair.is_some());
+        rq.cons = 1;
+        assert!(rq.pop(&mut slots, &G).is_some());
+        assert!(rq.vrepair.is_none());
+        // A WRITE that is not verified: stale.
+        let (mut rq, mut slots) = sent(&[(wr::RDMA_WRITE, 10)]);
+        assert_eq!(
+            rq.verify_failed(&mut slots, &G, 1, Psn::new(100), 0, 3).0,
+            OnFail::Stale
+        );
+    }
+
+    #[test]
     fn stale_nak_is_ignored() {
         let (mut rq, mut slots) = sent(&[(wr::SEND, 4096), (wr::SEND, 4096)]);
         rq.comp_psn = Psn::new(103);
@@ -803,6 +927,21 @@ mod tests {
         assert_eq!(rq.atomic_resp(&slots, Psn::new(101)), None);
         let (rq, slots) = sent(&[(wr::RDMA_READ, 8)]);
         assert_eq!(rq.atomic_resp(&slots, Psn::new(100)), None);
+    }
+
+    #[test]
+    fn placement_responses() {
+        let (rq, slots) = sent(&[(wr::ATOMIC_WRITE, 8), (wr::FLUSH, 0)]);
+        assert_eq!(rq.rd_outstanding, 2);
+        assert_eq!(
+            rq.placement_resp(&slots, Psn::new(100)).map(|(i, _)| i),
+            Some(0)
+        );
+        // Only the head, at its own PSN.
+        assert_eq!(rq.placement_resp(&slots, Psn::new(101)), None);
+        assert_eq!(rq.atomic_resp(&slots, Psn::new(100)), None);
+        let (rq, slots) = sent(&[(wr::RDMA_READ, 0)]);
+        assert_eq!(rq.placement_resp(&slots, Psn::new(100)), None);
     }
 
     #[test]

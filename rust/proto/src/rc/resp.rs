@@ -29,6 +29,13 @@ pub enum Check {
     /// Beyond the expected PSN while an RNR NAK is outstanding, and a probe: the RNR NAK
     /// may have been lost, send it again for the expected PSN.
     RnrAgain(Psn),
+    /// A verified WRITE failed its check and is being placed again: this packet is the
+    /// next one of its resend, to place again at its offset.
+    Replace,
+    /// A verified WRITE is being placed again and this packet cannot go on with it (its
+    /// last packet came before the rest of the resend, or a probe asks): report again
+    /// where the resend stands (the PSN to resume from, and the attempt reported).
+    RepairGap(Psn, u8),
     /// Beyond the expected PSN: drop it silently (its gap was NAKed already, or an RNR
     /// NAK is outstanding).
     Drop,
@@ -42,6 +49,9 @@ pub enum Dup {
     /// An atomic: the saved original value, never executed twice (`None`: older than
     /// anything remembered, the requester has long seen the answer).
     Atomic(Option<u64>),
+    /// An ATOMIC WRITE or FLUSH: answered again without executing it again (a later
+    /// request may have written the same bytes since).
+    Placement,
     /// A selective requester's probe: answered with the holes.
     Probe,
     /// Anything else: the ACK of everything executed.
@@ -70,6 +80,8 @@ pub struct Responder {
     /// An RNR NAK is outstanding towards a selective requester: it goes back to that PSN,
     /// so later packets are dropped (as IBTA does), not kept and reported.
     pub rnr_hold: bool,
+    /// A verified WRITE that failed its check, being placed again.
+    repair: Option<Repair>,
     /// Where the next atomic result goes in the replay table.
     atomic_next: u32,
 }
@@ -77,6 +89,23 @@ pub struct Responder {
 /// Results of the last executed atomics, by PSN, for duplicate requests: the driver's
 /// memory ([`REPLAY`] entries, allocated with the QP), kept by [`Responder`].
 pub type ReplayTable = [Option<(Psn, u64)>];
+
+/// A verified WRITE whose check failed at its last packet, `last` (the expected PSN,
+/// which stays there): the requester sends `[first, last]` again, and the responder
+/// places the packets before `last` again in PSN order (`next` is the one it waits for),
+/// then executes `last` and checks again. Nothing acknowledged is taken back: every
+/// ACK sent before named a PSN before `last`, and those packets are placed again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repair {
+    /// The WRITE's first PSN.
+    pub first: Psn,
+    /// Its last PSN (the expected PSN).
+    pub last: Psn,
+    /// The next PSN to place again.
+    pub next: Psn,
+    /// The attempt whose failure was reported last.
+    pub reported: u8,
+}
 
 impl Default for Responder {
     fn default() -> Self {
@@ -94,6 +123,7 @@ impl Responder {
             acks: AckCoalesce::new(ACK_EVERY),
             read_last: false,
             rnr_hold: false,
+            repair: None,
             atomic_next: 0,
         }
     }
@@ -114,6 +144,21 @@ impl Responder {
     /// retransmission and this QP keeps packets beyond the expected PSN; `probe`: it is a
     /// tail-loss probe.
     pub fn check(&mut self, psn: Psn, keep: bool, probe: bool) -> Check {
+        if let Some(r) = self.repair {
+            let gap = Check::RepairGap(r.next, r.reported);
+            if psn == r.next && r.next != r.last {
+                return Check::Replace;
+            }
+            if psn == r.last && r.next != r.last {
+                return gap;
+            }
+            if !psn.before(r.first) && psn.before(r.last) {
+                return if probe { gap } else { Check::Drop };
+            }
+            if probe && psn.after(r.last) {
+                return gap;
+            }
+        }
         match Seq::of(self.psn, psn) {
             Seq::Expected => Check::Execute,
             Seq::Duplicate => Check::Duplicate,
@@ -135,20 +180,22 @@ impl Responder {
         }
     }
 
-    /// What duplicate request `psn` gets: `read`/`atomic` by its opcode, `probe_sel` if
-    /// it is a selective requester's probe; `table`: the atomic results kept.
+    /// What duplicate request `psn` gets: `read`/`atomic`/`placement` (ATOMIC WRITE,
+    /// FLUSH) by its opcode, `probe_sel` if it is a selective requester's probe; `table`:
+    /// the atomic results kept.
     pub fn duplicate(
         &self,
         table: &ReplayTable,
         psn: Psn,
-        read: bool,
-        atomic: bool,
+        (read, atomic, placement): (bool, bool, bool),
         probe_sel: bool,
     ) -> Dup {
         if read {
             Dup::Read
         } else if atomic {
             Dup::Atomic(replay(table, psn))
+        } else if placement {
+            Dup::Placement
         } else if probe_sel {
             Dup::Probe
         } else {
@@ -197,6 +244,51 @@ impl Responder {
             self.rnr_hold = true;
         }
         selective
+    }
+
+    /// The ATOMIC WRITE or FLUSH at `psn` executed (answered by a zero-length READ
+    /// response; duplicates are answered again without executing).
+    pub fn placement_executed(&mut self, psn: Psn) {
+        self.psn = psn.add(1);
+        self.msn = next_msn(self.msn);
+    }
+
+    /// The verified WRITE `[first, last]` failed its check (of `attempt`) when its last
+    /// packet, at the expected PSN, executed: the expected PSN stays there, the packets
+    /// before it are placed again as the requester resends them ([`Check::Replace`]),
+    /// then `last` executes again. The report names `first`.
+    pub fn verify_failed(&mut self, first: Psn, last: Psn, attempt: u8) {
+        self.repair = Some(Repair {
+            first,
+            last,
+            next: first,
+            reported: attempt,
+        });
+    }
+
+    /// The packet the repair waited for was placed again.
+    pub fn replaced(&mut self, psn: Psn) {
+        if let Some(r) = self.repair.as_mut().filter(|r| r.next == psn) {
+            r.next = psn.add(1);
+        }
+    }
+
+    /// Whether the last packet of a WRITE under repair is an old copy (its `attempt` is
+    /// not after the one reported): it is dropped unexecuted, the resend brings the
+    /// current one.
+    pub fn stale_attempt(&self, attempt: u8) -> bool {
+        self.repair
+            .is_some_and(|r| (attempt.wrapping_sub(r.reported) as i8) <= 0)
+    }
+
+    /// The repair in progress, if any.
+    pub fn repair(&self) -> Option<Repair> {
+        self.repair
+    }
+
+    /// The verified WRITE's check passed (or the QP reset): no repair any more.
+    pub fn verify_passed(&mut self) {
+        self.repair = None;
     }
 
     /// A new READ request is being answered (its responses carry the new MSN).
@@ -293,13 +385,51 @@ mod tests {
     }
 
     #[test]
+    fn failed_check_is_repaired_in_place() {
+        let mut r = at(10);
+        // WRITE 10..12: 10 and 11 executed (and acknowledged), 12 fails the check.
+        assert!(!r.executed(Psn::new(10), false, false, false, true));
+        assert!(!r.executed(Psn::new(11), false, false, false, true));
+        r.verify_failed(Psn::new(10), Psn::new(12), 2);
+        // Nothing acknowledged is taken back: the expected PSN stays at the last packet.
+        assert_eq!((r.psn, r.ack_psn(true)), (Psn::new(12), Some(Psn::new(11))));
+        let gap = |n| Check::RepairGap(Psn::new(n), 2);
+        // The last packet before the rest of the resend: report where it stands.
+        assert_eq!(r.check(Psn::new(12), true, false), gap(10));
+        // Out of order: dropped; a probe anywhere gets the report.
+        assert_eq!(r.check(Psn::new(11), true, false), Check::Drop);
+        assert_eq!(r.check(Psn::new(11), true, true), gap(10));
+        assert_eq!(r.check(Psn::new(20), true, true), gap(10));
+        // Later requests are still kept.
+        assert_eq!(r.check(Psn::new(20), true, false), Check::Keep);
+        // In order: placed again, then the last packet executes.
+        assert_eq!(r.check(Psn::new(10), true, false), Check::Replace);
+        r.replaced(Psn::new(10));
+        r.replaced(Psn::new(10));
+        assert_eq!(r.check(Psn::new(11), true, false), Check::Replace);
+        r.replaced(Psn::new(11));
+        assert_eq!(r.check(Psn::new(12), true, false), Check::Execute);
+        // An old copy of the last packet (attempt 2) is stale, the resend's (3) is not.
+        assert!(r.stale_attempt(2) && !r.stale_attempt(3));
+        assert_eq!(r.repair().map(|x| x.next), Some(Psn::new(12)));
+        r.verify_passed();
+        assert!(!r.stale_attempt(0));
+        assert!(!r.executed(Psn::new(12), true, true, false, true));
+        assert_eq!(r.psn, Psn::new(13));
+    }
+
+    #[test]
     fn duplicates() {
         let mut r = at(0);
         let t = &mut [None; REPLAY];
         r.atomic_executed(t, Psn::new(0), 77);
         let dup = |r: &Responder, t: &ReplayTable, p: u32, flags: (bool, bool, bool)| {
-            r.duplicate(t, Psn::new(p), flags.0, flags.1, flags.2)
+            r.duplicate(t, Psn::new(p), (flags.0, flags.1, false), flags.2)
         };
+        assert_eq!(
+            r.duplicate(t, Psn::new(0), (false, false, true), true),
+            Dup::Placement
+        );
         assert_eq!(dup(&r, t, 0, (false, true, false)), Dup::Atomic(Some(77)));
         assert_eq!(dup(&r, t, 5, (false, true, false)), Dup::Atomic(None));
         assert_eq!(dup(&r, t, 0, (true, false, true)), Dup::Read);

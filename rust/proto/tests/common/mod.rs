@@ -72,10 +72,15 @@ pub struct Rng(pub u64);
 impl Rng {
     /// `true` with probability `p` per mille.
     pub fn pct(&mut self, p: u32) -> bool {
+        self.below(1000) < p
+    }
+
+    /// A number in `[0, n)` (0 if `n` is 0).
+    pub fn below(&mut self, n: u32) -> u32 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) % 1000 < u64::from(p)
+        ((self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) % u64::from(n.max(1))) as u32
     }
 }
 
