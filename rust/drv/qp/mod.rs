@@ -547,7 +547,9 @@ impl Qp {
             return Err(EINVAL);
         }
         if m(b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS) {
-            if attr.qp_access_flags & !access::SUPPORTED != 0 {
+            // (The connection manager asks for both FLUSH flags on every responder QP of a
+            // device that advertises FLUSH; an MR is never registered FLUSH_PERSISTENT.)
+            if attr.qp_access_flags & !(access::SUPPORTED | access::FLUSH_PERSISTENT) != 0 {
                 return Err(EINVAL);
             }
             st.access = attr.qp_access_flags;
