@@ -11,6 +11,17 @@ cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 ksrc=$(ksrc_selftests rdma) || rrxe_skip "no kernel source with tools/testing/selftests/rdma (set KSRC)"
 rrxe_require rping ping ss modinfo mod:tun mod:dummy exclusive
+# What a script stopped by its timeout may leave: it started with no RDMA device
+# ("exclusive"), so every link left is one of the scripts'.
+kr_cleanup() {
+	local l
+	for l in $(rdma link show 2>/dev/null | awk '{ sub("/.*", "", $2); print $2 }'); do
+		rdma link delete "$l" 2>/dev/null
+	done
+	for l in tun0 tun1 veth0 veth-b; do ip link del "$l" 2>/dev/null; done
+	for l in test1 net6; do ip netns del "$l" 2>/dev/null; done
+}
+trap 'kr_cleanup; rrxe_cleanup' EXIT
 tests=$(cd "$ksrc/rdma" && ls rxe_*.sh)
 ktap_set_plan $(echo "$tests" | wc -w)
 
@@ -28,7 +39,8 @@ for t in $tests; do
 	# it loads the module; the test VM has no udev, and a script that unloads tun when
 	# it ends would leave the next without.)
 	modprobe tun
-	timeout 120 "$TMPD/st/rdma/$t" >"$TMPD/$t.log" 2>&1
+	# (Each takes a few seconds; six stopped at 35 s stay within the runner's 240.)
+	timeout 35 "$TMPD/st/rdma/$t" >"$TMPD/$t.log" 2>&1
 	rc=$?
 	# (The scripts send their stdout to /dev/null; what is left is stderr and KTAP.)
 	tail -5 "$TMPD/$t.log" | sed 's/^/# /'
@@ -40,6 +52,7 @@ for t in $tests; do
 		ktap_test_fail "$t"
 		;;
 	esac
+	[ $rc = 124 ] && kr_cleanup
 	# Each script unloads the module when it ends.
 	grep -qs '^rrxe ' /proc/modules || modprobe rrxe
 done
