@@ -5,7 +5,7 @@
 
 use super::limits::{self, QP_TABLE};
 use super::qp::Qp;
-use super::res::{access, Ah, Cq, Mr, Pd, Srq};
+use super::res::{access, Ah, Cq, Mr, Mw, Pd, Srq};
 use super::shared::{filled, DevShared};
 use super::stats::Stats;
 use super::tx::Path;
@@ -15,6 +15,7 @@ use crate::kabi::netdev::{NetDevice, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
 use crate::kabi::udp::{SocketRef, UdpSockets};
 use crate::kabi::verbs::{Av, CqHandle, QpHandle, SrqHandle, Udata};
+use crate::proto::pma::PortCounters;
 use crate::proto::port::{eui64_from_mac, ib_mtu_for_netdev, IB_MTU_4096};
 use crate::proto::rc::DEFAULT_PKEY;
 use crate::proto::uapi::{Cqe, RecvWqe, SendWqe};
@@ -38,7 +39,7 @@ fn qp_slot(qpn: u32) -> Option<usize> {
 }
 
 /// Device limits reported by `query_device`. Only what rrxe implements is advertised:
-/// no memory windows, no FLUSH or ATOMIC_WRITE, no multicast, no ODP.
+/// no FLUSH or ATOMIC_WRITE, no multicast, no ODP.
 mod caps {
     use super::super::limits;
 
@@ -49,6 +50,7 @@ mod caps {
     pub(super) const MAX_CQ: u32 = 1 << 16;
     pub(super) const MAX_CQE: u32 = limits::MAX_CQE;
     pub(super) const MAX_MR: u32 = limits::MR_TABLE as u32 - 1;
+    pub(super) const MAX_MW: u32 = limits::MW_TABLE as u32;
     pub(super) const MAX_PD: u32 = 1 << 16;
     pub(super) const MAX_QP_RD_ATOM: u32 = limits::MAX_QP_RD_ATOM;
     pub(super) const MAX_RES_RD_ATOM: u32 = 1 << 16;
@@ -60,6 +62,7 @@ mod caps {
     pub(super) const LOCAL_CA_ACK_DELAY: u8 = 15;
     pub(super) const GID_TBL_LEN: i32 = 1024;
     pub(super) const MAX_MSG_SZ: u32 = 1 << 31;
+    pub(super) const MAX_FAST_REG_PAGES: u32 = limits::MAX_FAST_REG_PAGES;
 }
 
 /// The rrxe driver type (ib_core callbacks, netdev events).
@@ -160,7 +163,10 @@ impl Rrxe {
     fn device_cap_flags() -> u64 {
         (b::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT
             | b::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
-            | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN) as u64
+            | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B) as u64
             // IBTA 1.5 placement operations (kernel flags beyond 32 bits).
             | b::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL as u64
             | b::ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT as u64
@@ -245,6 +251,7 @@ impl IbDriver for Rrxe {
             max_cq: caps::MAX_CQ,
             max_cqe: caps::MAX_CQE,
             max_mr: caps::MAX_MR,
+            max_mw: caps::MAX_MW,
             max_pd: caps::MAX_PD,
             max_qp_rd_atom: caps::MAX_QP_RD_ATOM,
             max_res_rd_atom: caps::MAX_RES_RD_ATOM,
@@ -255,6 +262,7 @@ impl IbDriver for Rrxe {
             max_srq_wr: caps::MAX_SRQ_WR,
             max_srq_sge: caps::MAX_SRQ_SGE,
             max_pkeys: caps::MAX_PKEYS,
+            max_fast_reg_page_list_len: caps::MAX_FAST_REG_PAGES,
             local_ca_ack_delay: caps::LOCAL_CA_ACK_DELAY,
             ..pin_init::zeroed()
         };
@@ -323,6 +331,7 @@ impl IbDriver for Rrxe {
     type Qp = Qp;
     type Ah = Ah;
     type Srq = Srq;
+    type Mw = Mw;
 
     fn alloc_pd(_dev: &IbDev<Self>) -> Result<Arc<Pd>> {
         Pd::new()
@@ -356,8 +365,23 @@ impl IbDriver for Rrxe {
     }
 
     fn dereg_mr(dev: &IbDev<Self>, mr: Arc<Mr>) -> Result {
+        if mr.has_windows() {
+            return Err(EBUSY);
+        }
         dev.data().shared.remove_mr(mr.key);
         Ok(())
+    }
+
+    fn alloc_mw(dev: &IbDev<Self>, pd: &Arc<Pd>, type2: bool) -> Result<(Arc<Mw>, u32)> {
+        let pdid = pd.id;
+        dev.data()
+            .shared
+            .insert_mw(|rkey| Mw::new(pdid, type2, rkey))
+    }
+
+    fn dealloc_mw(dev: &IbDev<Self>, mw: Arc<Mw>) {
+        mw.release();
+        dev.data().shared.remove_mw(mw.key);
     }
 
     fn create_cq(
@@ -443,9 +467,29 @@ impl IbDriver for Rrxe {
         ah.num.load(Ordering::Relaxed)
     }
 
-    fn get_dma_mr(dev: &IbDev<Self>, pd: &Arc<Pd>, _access: i32) -> Result<(Arc<Mr>, u32)> {
+    fn get_dma_mr(dev: &IbDev<Self>, pd: &Arc<Pd>, acc: i32) -> Result<(Arc<Mr>, u32)> {
         let pdid = pd.id;
-        dev.data().shared.insert_mr(|key| Mr::new_dma(key, pdid))
+        dev.data()
+            .shared
+            .insert_mr(|key| Mr::new_dma(key, pdid, acc))
+    }
+
+    fn alloc_mr(dev: &IbDev<Self>, pd: &Arc<Pd>, max_pages: u32) -> Result<(Arc<Mr>, u32)> {
+        if max_pages == 0 || max_pages > caps::MAX_FAST_REG_PAGES {
+            return Err(EINVAL);
+        }
+        let pdid = pd.id;
+        dev.data()
+            .shared
+            .insert_mr(|key| Mr::new_fast(key, pdid, max_pages as usize))
+    }
+
+    fn map_mr_begin(mr: &Arc<Mr>, page_size: u32) -> Result {
+        mr.map_begin(page_size)
+    }
+
+    fn map_mr_page(mr: &Arc<Mr>, addr: u64) -> Result {
+        mr.map_page(addr)
     }
 
     fn modify_qp(dev: &IbDev<Self>, qp: &Arc<Qp>, attr: &b::ib_qp_attr, mask: u32) -> Result {
@@ -531,6 +575,16 @@ impl IbDriver for Rrxe {
 
     fn counters(dev: &IbDev<Self>, out: &mut [u64]) {
         dev.data().shared.stats.values(out);
+    }
+
+    fn port_counters(dev: &IbDev<Self>) -> PortCounters {
+        let s = &dev.data().shared.stats;
+        PortCounters {
+            xmit_bytes: s.tx_bytes.get(),
+            rcv_bytes: s.rx_bytes.get(),
+            xmit_pkts: s.tx_packets.get(),
+            rcv_pkts: s.rx_packets.get(),
+        }
     }
 }
 

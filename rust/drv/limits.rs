@@ -10,6 +10,11 @@ pub(crate) const MAX_QP_RD_ATOM: u32 = 128;
 pub(crate) const QP_TABLE: usize = 1024;
 /// MRs per device (index 0 is never used).
 pub(crate) const MR_TABLE: usize = 16384;
+/// Memory windows per device.
+pub(crate) const MW_TABLE: usize = 16384;
+/// Pages of one fast-registration MR (`max_fast_reg_page_list_len`); each MR allocates
+/// its page list with it.
+pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
 /// Address handles per device (AH number 0 is never used).
 pub(crate) const AH_TABLE: usize = 4096;
 /// Largest CQ.

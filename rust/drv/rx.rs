@@ -92,6 +92,7 @@ impl UdpRx for Rrxe {
             return;
         };
         let len = udp_payload.len();
+        shared.stats.rx_bytes.add(len as u64);
         let (dqpn, cnp, retx, key, request) = match packet::parse(udp_payload) {
             Ok(p) => (
                 p.bth.dqpn,

@@ -4,8 +4,8 @@
 //! of recently destroyed QPs. (The QP table is the device's own: see `device`.)
 
 use super::cc::{Dests, Knobs};
-use super::limits::{AH_TABLE, CLOSED_MAX, MR_TABLE, REASM_DEV_MAX};
-use super::res::{Ah, Mr};
+use super::limits::{AH_TABLE, CLOSED_MAX, MR_TABLE, MW_TABLE, REASM_DEV_MAX};
+use super::res::{Ah, Mr, Mw};
 use super::stats::Stats;
 use super::tx::{self, Path, Payload, TxPkt};
 use super::verify::{VerifyKnobs, VerifyParams};
@@ -15,6 +15,8 @@ use crate::kabi::timer::Deadline;
 use crate::proto::bth::Bth;
 use crate::proto::cc::params::Params;
 use crate::proto::cc::share::Port;
+use crate::proto::mr::{self, KeyError};
+use crate::proto::mw;
 use crate::proto::packet::Ext;
 use crate::proto::psn::Psn;
 use kernel::debugfs::Scope;
@@ -26,9 +28,69 @@ use kernel::sync::Arc;
 /// requests in flight).
 const CLOSED_PSNS: i32 = 1 << 16;
 
+/// Objects named by keys (`index << 8 | generation`): MRs from index 1, memory windows
+/// from [`mw::FIRST_INDEX`] on, so that a key says which table it names.
+struct KeyTable<T> {
+    slots: KVec<Option<Arc<T>>>,
+    used: KVec<bool>,
+    /// The index of slot 0.
+    base: u32,
+}
+
+impl<T> KeyTable<T> {
+    /// `n` slots for indices from `base`; `first_unused` keeps slot 0 unused (index 0
+    /// would give key 0x000000xx, and lkey 0 must never resolve).
+    fn new(n: usize, base: u32, first_unused: bool) -> Result<Self> {
+        let mut used = filled(n, false)?;
+        if first_unused {
+            if let Some(u) = used.first_mut() {
+                *u = true;
+            }
+        }
+        Ok(KeyTable {
+            slots: filled(n, None)?,
+            used,
+            base,
+        })
+    }
+
+    /// Reserves a free slot; returns it and its key at generation `gen`.
+    fn reserve(&mut self, gen: u8) -> Option<(usize, u32)> {
+        let i = self.used.iter().position(|u| !u)?;
+        *self.used.get_mut(i)? = true;
+        Some((i, mr::make_key(self.base + i as u32, gen)))
+    }
+
+    fn slot(&self, key: u32) -> Option<usize> {
+        mr::index(key).checked_sub(self.base).map(|i| i as usize)
+    }
+
+    fn get(&self, key: u32) -> Option<Arc<T>> {
+        self.slots.get(self.slot(key)?)?.clone()
+    }
+
+    /// Empties the slot `key` names if `is` holds for what it holds.
+    fn take(&mut self, key: u32, is: impl Fn(&T) -> bool) -> Option<Arc<T>> {
+        let i = self.slot(key)?;
+        let old = self.slots.get_mut(i).and_then(|s| {
+            if s.as_deref().is_some_and(&is) {
+                s.take()
+            } else {
+                None
+            }
+        });
+        if old.is_some() {
+            if let Some(u) = self.used.get_mut(i) {
+                *u = false;
+            }
+        }
+        old
+    }
+}
+
 struct Tables {
-    mrs: KVec<Option<Arc<Mr>>>,
-    mr_used: KVec<bool>,
+    mrs: KeyTable<Mr>,
+    mws: KeyTable<Mw>,
     key_gen: u8,
     /// Recently destroyed RC QPs (see [`Closed`]), reused round-robin from `closed_next`.
     closed: KVec<Option<Closed>>,
@@ -116,21 +178,17 @@ impl DevShared {
     pub(crate) fn new(net: NetNs, name: &CStr, cc: &Params) -> Result<Arc<DevShared>> {
         let dir = CString::try_from_fmt(fmt!("rrxe-{}", name.to_str().unwrap_or("?")))?;
         let dests = Dests::new()?;
-        let mrs = filled(MR_TABLE, None)?;
-        let mut mr_used = filled(MR_TABLE, false)?;
+        let mrs = KeyTable::new(MR_TABLE, 0, true)?;
+        let mws = KeyTable::new(MW_TABLE, mw::FIRST_INDEX, false)?;
         let ah_table = filled(AH_TABLE, None)?;
         let closed = filled(CLOSED_MAX, None)?;
-        // Index 0 would give key 0x000000xx; keep it unused so lkey 0 never resolves.
-        if let Some(u) = mr_used.get_mut(0) {
-            *u = true;
-        }
         Arc::pin_init(
             try_pin_init!(DevShared {
                 net,
                 stats: Stats::new(),
                 tables <- new_spinlock_bh!(Tables {
                     mrs,
-                    mr_used,
+                    mws,
                     key_gen: 0,
                     closed,
                     closed_next: 0
@@ -221,61 +279,119 @@ impl DevShared {
             .map(|e| (e.path.clone(), e.dest_qpn, e.resp_psn.sub(1), e.msn))
     }
 
+    /// Reserves an index and key in the table `table` picks, builds the object with
+    /// `make(key)` and publishes it.
+    fn insert<T>(
+        &self,
+        table: impl Fn(&mut Tables) -> &mut KeyTable<T>,
+        make: impl FnOnce(u32) -> Result<Arc<T>>,
+    ) -> Result<(Arc<T>, u32)> {
+        let (i, key) = {
+            let mut t = self.tables.lock();
+            t.key_gen = t.key_gen.wrapping_add(1);
+            let gen = t.key_gen;
+            table(&mut t).reserve(gen).ok_or(ENOMEM)?
+        };
+        let obj = make(key);
+        let mut t = self.tables.lock();
+        let tab = table(&mut t);
+        match &obj {
+            Ok(o) => {
+                if let Some(s) = tab.slots.get_mut(i) {
+                    *s = Some(o.clone());
+                }
+            }
+            Err(_) => {
+                if let Some(u) = tab.used.get_mut(i) {
+                    *u = false;
+                }
+            }
+        }
+        drop(t);
+        Ok((obj?, key))
+    }
+
     /// Reserves an MR index and key, builds the MR with `make(key)` and publishes it.
     pub(crate) fn insert_mr(
         &self,
         make: impl FnOnce(u32) -> Result<Arc<Mr>>,
     ) -> Result<(Arc<Mr>, u32)> {
-        let (i, key) = {
-            let mut t = self.tables.lock();
-            let i = t.mr_used.iter().position(|u| !u).ok_or(ENOMEM)?;
-            if let Some(u) = t.mr_used.get_mut(i) {
-                *u = true;
-            }
-            t.key_gen = t.key_gen.wrapping_add(1);
-            (i, ((i as u32) << 8) | u32::from(t.key_gen))
-        };
-        let mr = match make(key) {
-            Ok(m) => m,
-            Err(e) => {
-                if let Some(u) = self.tables.lock().mr_used.get_mut(i) {
-                    *u = false;
-                }
-                return Err(e);
-            }
-        };
-        if let Some(s) = self.tables.lock().mrs.get_mut(i) {
-            *s = Some(mr.clone());
-        }
-        Ok((mr, key))
+        self.insert(|t| &mut t.mrs, make)
     }
 
     pub(crate) fn remove_mr(&self, key: u32) {
-        let old = {
-            let mut t = self.tables.lock();
-            let i = (key >> 8) as usize;
-            let old = t.mrs.get_mut(i).and_then(|s| {
-                if s.as_ref().is_some_and(|m| m.key == key) {
-                    s.take()
-                } else {
-                    None
-                }
-            });
-            if old.is_some() {
-                if let Some(u) = t.mr_used.get_mut(i) {
-                    *u = false;
-                }
-            }
-            old
-        };
+        let old = self.tables.lock().mrs.take(key, |m| m.key == key);
+        // (Released outside the lock: the last reference may unpin user memory.)
         drop(old);
+    }
+
+    /// Reserves a memory-window index and key, builds the window with `make(key)` and
+    /// publishes it.
+    pub(crate) fn insert_mw(
+        &self,
+        make: impl FnOnce(u32) -> Result<Arc<Mw>>,
+    ) -> Result<(Arc<Mw>, u32)> {
+        self.insert(|t| &mut t.mws, make)
+    }
+
+    /// Removes the window allocated with key `key`.
+    pub(crate) fn remove_mw(&self, key: u32) {
+        let old = self.tables.lock().mws.take(key, |w| w.key == key);
+        drop(old);
+    }
+
+    /// The MR and the address in it that a peer's access with `rkey` to `n` bytes at
+    /// `va`, needing `need`, reaches through QP `qpn` of PD `pd` (directly, or through
+    /// a memory window).
+    pub(crate) fn remote(
+        &self,
+        rkey: u32,
+        pd: usize,
+        qpn: u32,
+        need: i32,
+        va: u64,
+        n: u64,
+    ) -> Option<(Arc<Mr>, u64)> {
+        let (mr, at) = if mw::is_mw(rkey) {
+            let w = self.tables.lock().mws.get(rkey)?;
+            w.target(rkey, pd, qpn, need as u32, va, n)?
+        } else {
+            (self.lookup_mr(rkey, pd, need)?, va)
+        };
+        mr.covers(at, n).then_some((mr, at))
     }
 
     /// The MR for `key` if it belongs to PD `pd` and allows every bit of `need`.
     pub(crate) fn lookup_mr(&self, key: u32, pd: usize, need: i32) -> Option<Arc<Mr>> {
-        let t = self.tables.lock();
-        let mr = t.mrs.get((key >> 8) as usize)?.as_ref()?;
-        (mr.key == key && mr.pd == pd && mr.access & need == need).then(|| mr.clone())
+        let mr = self.mr_at(key)?;
+        mr.admits(key, pd, need).then_some(mr)
+    }
+
+    /// The MR in the table entry `key` names (whatever its current key).
+    pub(crate) fn mr_at(&self, key: u32) -> Option<Arc<Mr>> {
+        self.tables.lock().mrs.get(key)
+    }
+
+    /// The memory window in the table entry `key` names.
+    pub(crate) fn mw_at(&self, key: u32) -> Option<Arc<Mw>> {
+        self.tables.lock().mws.get(key)
+    }
+
+    /// `IB_WR_LOCAL_INV` or a SEND with invalidate from a QP of PD `pd`: invalidates
+    /// the fast-registration MR or the type 2 memory window whose current key is `key`.
+    pub(crate) fn invalidate(&self, key: u32, pd: usize) -> core::result::Result<(), KeyError> {
+        if mw::is_mw(key) {
+            let w = self.mw_at(key).ok_or(KeyError::Stale)?;
+            if w.pd != pd {
+                return Err(KeyError::WrongPd);
+            }
+            return w.invalidate(key).map_err(|_| KeyError::Stale);
+        }
+        let mr = self.mr_at(key).ok_or(KeyError::Stale)?;
+        if mr.pd != pd {
+            return Err(KeyError::WrongPd);
+        }
+        mr.invalidate(key)
     }
 
     /// Stores an AH; returns its number (1..AH_TABLE).

@@ -63,8 +63,10 @@ macro_rules! stats {
 
 stats!(
     tx_packets,
+    tx_bytes,
     tx_errors,
     rx_packets,
+    rx_bytes,
     drop_malformed,
     drop_opcode,
     drop_icrc,
@@ -123,4 +125,9 @@ stats!(
     verify_errors,
     atomic_write,
     flush,
+    mr_reg,
+    mr_inv_local,
+    mr_inv_remote,
+    mw_bind,
+    key_errors,
 );

@@ -147,6 +147,7 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
     match skb.send(path.v6) {
         Ok(()) => {
             stats.tx_packets.inc();
+            stats.tx_bytes.add(total as u64);
             Ok(())
         }
         Err(_) => {

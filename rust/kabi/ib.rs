@@ -8,6 +8,7 @@ use crate::kabi::verbs::{
     self, fill_wc, kernel_recv_wr, kernel_send_wr, Av, CqHandle, MrShell, QpHandle, Shell,
     SrqHandle, Udata,
 };
+use crate::proto::pma::{self, PortCounters, MAD_LEN};
 use crate::proto::uapi::{Cqe, RecvWqe, SendWqe};
 use crate::sys as b;
 use core::marker::PhantomData;
@@ -60,6 +61,8 @@ pub(crate) trait IbDriver: Sized + 'static {
     type Ah: Send + Sync;
     /// Shared receive queue state.
     type Srq: Send + Sync;
+    /// Memory window state.
+    type Mw: Send + Sync;
 
     /// Allocates a PD.
     fn alloc_pd(dev: &IbDev<Self>) -> Result<Arc<Self::Pd>>;
@@ -81,8 +84,24 @@ pub(crate) trait IbDriver: Sized + 'static {
         pd: &Arc<Self::Pd>,
         access: i32,
     ) -> Result<(Arc<Self::Mr>, u32)>;
-    /// Deregisters an MR.
+    /// A fast-registration MR of a kernel PD for up to `max_pages` pages
+    /// (`ib_alloc_mr` with `IB_MR_TYPE_MEM_REG`); returns it and its key.
+    fn alloc_mr(
+        dev: &IbDev<Self>,
+        pd: &Arc<Self::Pd>,
+        max_pages: u32,
+    ) -> Result<(Arc<Self::Mr>, u32)>;
+    /// `ib_map_mr_sg` begins mapping pages of `page_size` bytes into `mr`.
+    fn map_mr_begin(mr: &Arc<Self::Mr>, page_size: u32) -> Result;
+    /// `ib_map_mr_sg` maps the page at DMA (here: kernel virtual) address `addr` next.
+    fn map_mr_page(mr: &Arc<Self::Mr>, addr: u64) -> Result;
+    /// Deregisters an MR (refused while memory windows are bound to it).
     fn dereg_mr(dev: &IbDev<Self>, mr: Arc<Self::Mr>) -> Result;
+    /// Allocates a memory window of type 2 (else 1); returns it and its rkey.
+    fn alloc_mw(dev: &IbDev<Self>, pd: &Arc<Self::Pd>, type2: bool)
+        -> Result<(Arc<Self::Mw>, u32)>;
+    /// Deallocates a memory window.
+    fn dealloc_mw(dev: &IbDev<Self>, mw: Arc<Self::Mw>);
     /// Creates a CQ of at least `cqe` entries; returns it and its real capacity.
     fn create_cq(
         dev: &IbDev<Self>,
@@ -168,6 +187,8 @@ pub(crate) trait IbDriver: Sized + 'static {
     const COUNTERS: &'static [&'static CStr];
     /// Current counter values, in [`IbDriver::COUNTERS`] order.
     fn counters(dev: &IbDev<Self>, out: &mut [u64]);
+    /// The port's traffic counters, as the performance-management agent reports them.
+    fn port_counters(dev: &IbDev<Self>) -> PortCounters;
 }
 
 /// An `ib_device` followed by the driver's state. ib_core allocates it (`_ib_alloc_device`
@@ -487,6 +508,7 @@ type CqShell<T> = Shell<b::ib_cq, <T as IbDriver>::Cq>;
 type QpShell<T> = Shell<b::ib_qp, <T as IbDriver>::Qp>;
 type AhShell<T> = Shell<b::ib_ah, <T as IbDriver>::Ah>;
 type SrqShell<T> = Shell<b::ib_srq, <T as IbDriver>::Srq>;
+type MwShell<T> = Shell<b::ib_mw, <T as IbDriver>::Mw>;
 
 fn errno(e: Error) -> c_int {
     e.to_errno()
@@ -520,6 +542,27 @@ unsafe extern "C" fn dealloc_pd<T: IbDriver>(pd: *mut b::ib_pd, _udata: *mut b::
     0
 }
 
+/// The `ib_mr` ib_core gets for a driver MR just made (`made`), with its region; on
+/// failure the MR is deregistered again and the error returned as an error pointer.
+fn mr_shell<T: IbDriver>(
+    dev: &IbDev<T>,
+    made: Result<(Arc<T::Mr>, u32)>,
+    iova: u64,
+    len: u64,
+) -> *mut b::ib_mr {
+    let fail = |e: Error| -> *mut b::ib_mr { kernel::error::Error::to_ptr(e) };
+    match made {
+        Ok((mr, key)) => match MrShell::alloc(mr.clone(), key, key, iova, len) {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = T::dereg_mr(dev, mr);
+                fail(e)
+            }
+        },
+        Err(e) => fail(e),
+    }
+}
+
 /// # Safety
 ///
 /// Called by ib_core in the registering process's context with `pd` a live PD shell of
@@ -547,16 +590,12 @@ unsafe extern "C" fn reg_user_mr<T: IbDriver>(
     let Some(p) = shell.data() else {
         return fail(EINVAL);
     };
-    match T::reg_user_mr(dev, p, start, len, iova, access) {
-        Ok((mr, key)) => match MrShell::alloc(mr.clone(), key, key, iova, len) {
-            Ok(m) => m,
-            Err(e) => {
-                let _ = T::dereg_mr(dev, mr);
-                fail(e)
-            }
-        },
-        Err(e) => fail(e),
-    }
+    mr_shell::<T>(
+        dev,
+        T::reg_user_mr(dev, p, start, len, iova, access),
+        iova,
+        len,
+    )
 }
 
 /// # Safety
@@ -565,13 +604,73 @@ unsafe extern "C" fn reg_user_mr<T: IbDriver>(
 /// `get_dma_mr`; ib_core never uses `mr` again after this call.
 unsafe extern "C" fn dereg_mr<T: IbDriver>(mr: *mut b::ib_mr, _udata: *mut b::ib_udata) -> c_int {
     // SAFETY: the MR was allocated by `reg_user_mr` on one of our devices.
-    let dev = unsafe { IbDev::<T>::from_raw((*mr).device) };
-    // SAFETY: ib_core never uses the MR after dereg.
-    let data = unsafe { MrShell::<T::Mr>::free(mr) };
+    let (dev, data) = unsafe {
+        (
+            IbDev::<T>::from_raw((*mr).device),
+            MrShell::<T::Mr>::data_of(mr).clone(),
+        )
+    };
     match T::dereg_mr(dev, data) {
-        Ok(()) => 0,
+        Ok(()) => {
+            // SAFETY: deregistered; ib_core never uses the MR after a successful dereg.
+            drop(unsafe { MrShell::<T::Mr>::free(mr) });
+            0
+        }
+        // (Refused, e.g. while memory windows are bound to it: the MR stays.)
         Err(e) => errno(e),
     }
+}
+
+/// # Safety
+///
+/// Called by ib_core (`ALLOC_MW`) with `mw` a zeroed `MwShell<T>` whose device and PD are
+/// ours and that lives until `dealloc_mw`.
+unsafe extern "C" fn alloc_mw<T: IbDriver>(mw: *mut b::ib_mw, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: a zeroed MW shell with its core fields (device, pd, type) filled in.
+    let (dev, pd, ty) = unsafe {
+        (
+            IbDev::<T>::from_raw((*mw).device),
+            PdShell::<T>::from_raw((*mw).pd).data(),
+            (*mw).type_,
+        )
+    };
+    let Some(pd) = pd else {
+        return EINVAL.to_errno();
+    };
+    let type2 = match ty {
+        b::ib_mw_type_IB_MW_TYPE_1 => false,
+        b::ib_mw_type_IB_MW_TYPE_2 => true,
+        _ => return EOPNOTSUPP.to_errno(),
+    };
+    match T::alloc_mw(dev, pd, type2) {
+        Ok((w, rkey)) => {
+            // SAFETY: not visible yet.
+            unsafe {
+                (*mw).rkey = rkey;
+                MwShell::<T>::set(mw, Some(w));
+            }
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// # Safety
+///
+/// Called by ib_core with `mw` a live MW shell of ours that no other op uses any more;
+/// ib_core frees the shell afterwards.
+unsafe extern "C" fn dealloc_mw<T: IbDriver>(mw: *mut b::ib_mw) -> c_int {
+    // SAFETY: live MW of ours; ib_core frees the shell afterwards.
+    let (dev, w) = unsafe {
+        (
+            IbDev::<T>::from_raw((*mw).device),
+            MwShell::<T>::set(mw, None),
+        )
+    };
+    if let Some(w) = w {
+        T::dealloc_mw(dev, w);
+    }
+    0
 }
 
 /// # Safety
@@ -933,16 +1032,67 @@ unsafe extern "C" fn get_dma_mr<T: IbDriver>(pd: *mut b::ib_pd, access: c_int) -
     let Some(p) = shell.data() else {
         return fail(EINVAL);
     };
-    match T::get_dma_mr(dev, p, access) {
-        Ok((mr, key)) => match MrShell::alloc(mr.clone(), key, key, 0, u64::MAX) {
-            Ok(m) => m,
-            Err(e) => {
-                let _ = T::dereg_mr(dev, mr);
-                fail(e)
-            }
-        },
-        Err(e) => fail(e),
+    mr_shell::<T>(dev, T::get_dma_mr(dev, p, access), 0, u64::MAX)
+}
+
+/// # Safety
+///
+/// Called by ib_core (`ib_alloc_mr`, kernel consumers only) with `pd` a live PD shell of
+/// ours.
+unsafe extern "C" fn alloc_mr<T: IbDriver>(
+    pd: *mut b::ib_pd,
+    mr_type: b::ib_mr_type,
+    max_num_sg: u32,
+) -> *mut b::ib_mr {
+    let fail = |e: Error| -> *mut b::ib_mr { kernel::error::Error::to_ptr(e) };
+    if mr_type != b::ib_mr_type_IB_MR_TYPE_MEM_REG {
+        return fail(EINVAL);
     }
+    // SAFETY: a live PD of ours.
+    let (dev, shell) = unsafe {
+        (
+            IbDev::<T>::from_raw((*pd).device),
+            PdShell::<T>::from_raw(pd),
+        )
+    };
+    let Some(p) = shell.data() else {
+        return fail(EINVAL);
+    };
+    mr_shell::<T>(dev, T::alloc_mr(dev, p, max_num_sg), 0, 0)
+}
+
+/// `ib_sg_to_pages`' callback: the next page of the MR being mapped.
+///
+/// # Safety
+///
+/// Called by `ib_sg_to_pages` from [`map_mr_sg`] with the `mr` passed there.
+unsafe extern "C" fn set_page<T: IbDriver>(mr: *mut b::ib_mr, addr: u64) -> c_int {
+    // SAFETY: `map_mr_sg`'s MR, an `MrShell` from `alloc_mr`.
+    let data = unsafe { MrShell::<T::Mr>::data_of(mr) };
+    match T::map_mr_page(data, addr) {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
+}
+
+/// # Safety
+///
+/// Called by ib_core (`ib_map_mr_sg`) with `mr` an `MrShell<T::Mr>` of ours, live for the
+/// call, whose `page_size` ib_core just set, and `sg` a DMA-mapped list of `sg_nents`
+/// entries; `sg_offset` is NULL or valid.
+unsafe extern "C" fn map_mr_sg<T: IbDriver>(
+    mr: *mut b::ib_mr,
+    sg: *mut b::scatterlist,
+    sg_nents: c_int,
+    sg_offset: *mut c_uint,
+) -> c_int {
+    // SAFETY: an MR of ours, live for the call.
+    let (data, page_size) = unsafe { (MrShell::<T::Mr>::data_of(mr), (*mr).page_size) };
+    if let Err(e) = T::map_mr_begin(data, page_size) {
+        return errno(e);
+    }
+    // SAFETY: the caller's MR and scatter list; `set_page` only touches our MR state.
+    unsafe { b::ib_sg_to_pages(mr, sg, sg_nents, sg_offset, Some(set_page::<T>)) }
 }
 
 /// Response tail of CREATE_AH for librxe (`struct rxe_create_ah_resp`).
@@ -1162,6 +1312,54 @@ unsafe extern "C" fn get_hw_stats<T: IbDriver>(
     n as c_int
 }
 
+/// `ops.process_mad`: the device's performance-management agent (ib_core asks it for the
+/// port counters in sysfs); every other MAD goes on to the MAD layer's agents.
+///
+/// # Safety
+///
+/// Called by the MAD layer or sysfs with `ib` a registered device of ours, `in_mad` a
+/// readable MAD and `out_mad` a writable MAD of at least `*out_mad_size` bytes
+/// (`out_mad_size` valid); the other pointers are not used.
+unsafe extern "C" fn process_mad<T: IbDriver>(
+    ib: *mut b::ib_device,
+    _flags: c_int,
+    port: u32,
+    _in_wc: *const b::ib_wc,
+    _in_grh: *const b::ib_grh,
+    in_mad: *const b::ib_mad,
+    out_mad: *mut b::ib_mad,
+    out_mad_size: *mut usize,
+    _out_mad_pkey_index: *mut u16,
+) -> c_int {
+    const PASS: c_int = b::ib_mad_result_IB_MAD_RESULT_SUCCESS as c_int;
+    if port != 1 || in_mad.is_null() || out_mad.is_null() || out_mad_size.is_null() {
+        return PASS;
+    }
+    // SAFETY: per the contract; a MAD is `MAD_LEN` bytes (checked against the out size).
+    let (dev, inp, room) = unsafe {
+        (
+            IbDev::<T>::from_raw(ib),
+            &*in_mad.cast::<[u8; MAD_LEN]>(),
+            *out_mad_size,
+        )
+    };
+    if room < MAD_LEN {
+        return PASS;
+    }
+    let mut out = [0u8; MAD_LEN];
+    match pma::answer(inp, &mut out, &T::port_counters(dev)) {
+        pma::Answer::Pass => PASS,
+        pma::Answer::Reply => {
+            // SAFETY: `out_mad` is writable for `room >= MAD_LEN` bytes.
+            unsafe {
+                core::ptr::copy_nonoverlapping(out.as_ptr(), out_mad.cast::<u8>(), MAD_LEN);
+                *out_mad_size = MAD_LEN;
+            }
+            (b::ib_mad_result_IB_MAD_RESULT_SUCCESS | b::ib_mad_result_IB_MAD_RESULT_REPLY) as c_int
+        }
+    }
+}
+
 /// The netlink message a resource dump is written into (`fill_res_qp_entry`).
 pub(crate) struct ResAttrs<'a> {
     msg: *mut b::sk_buff,
@@ -1251,6 +1449,11 @@ impl<T: IbDriver> Ops<T> {
         post_recv: Some(post_recv::<T>),
         poll_cq: Some(poll_cq::<T>),
         get_dma_mr: Some(get_dma_mr::<T>),
+        alloc_mr: Some(alloc_mr::<T>),
+        alloc_mw: Some(alloc_mw::<T>),
+        dealloc_mw: Some(dealloc_mw::<T>),
+        size_ib_mw: size_of::<MwShell<T>>(),
+        map_mr_sg: Some(map_mr_sg::<T>),
         size_ib_qp: size_of::<QpShell<T>>(),
         create_ah: Some(create_ah::<T>),
         create_user_ah: Some(create_ah::<T>),
@@ -1265,6 +1468,7 @@ impl<T: IbDriver> Ops<T> {
         alloc_hw_port_stats: Some(alloc_hw_port_stats::<T>),
         get_hw_stats: Some(get_hw_stats::<T>),
         fill_res_qp_entry: Some(fill_res_qp_entry::<T>),
+        process_mad: Some(process_mad::<T>),
         mmap: Some(verbs::mmap),
         mmap_free: Some(verbs::mmap_free),
         ..pin_init::zeroed()

@@ -222,8 +222,15 @@ impl Drop for UserBuf {
 }
 
 /// Kernel virtual addresses handed to rrxe by kernel ULPs. rrxe has no DMA device
-/// (`ib_uses_virt_dma`), so `ib_dma_map_*` returns the buffer's kernel virtual address and
-/// the SGEs of kernel work requests against a DMA MR carry such addresses.
+/// (`ib_uses_virt_dma`), so `ib_dma_map_*` returns the buffer's kernel virtual address:
+/// the SGEs of kernel work requests against a DMA MR carry such addresses, and so do the
+/// pages a consumer maps into a fast-registration MR (`ib_map_mr_sg`).
+///
+/// Only kernel consumers create the MRs these addresses are reached through: a DMA MR
+/// (local access, or remote access when the consumer asked for the unsafe global rkey)
+/// and fast-registration MRs (`alloc_mr` has no user path). The consumer keeps a buffer
+/// mapped while a work request names it, and a registered MR's pages while the
+/// registration is valid (it invalidates before it unmaps).
 pub(crate) struct KernelVa;
 
 impl KernelVa {
@@ -232,9 +239,9 @@ impl KernelVa {
         if va == 0 || va.checked_add(dst.len() as u64).is_none() {
             return None;
         }
-        // SAFETY: a DMA MR is only reachable through the local key of a kernel PD (never
-        // remotely), so `va` comes from a kernel consumer's own work request, which
-        // guarantees the buffer is mapped and stays valid until the request completes.
+        // SAFETY: `va` lies in memory a kernel consumer handed to the device (see the
+        // type's documentation), which stays mapped while the request or registration
+        // that names it is outstanding.
         unsafe { b::rrxe_memcpy(dst.as_mut_ptr().cast(), va as usize as *const _, dst.len()) };
         Some(())
     }

@@ -326,6 +326,16 @@ impl<T> MrShell<T> {
         }
     }
 
+    /// The driver state of a live MR.
+    ///
+    /// # Safety
+    ///
+    /// `mr` must come from [`MrShell::alloc`] and stay live for `'a`.
+    pub(crate) unsafe fn data_of<'a>(mr: *mut b::ib_mr) -> &'a Arc<T> {
+        // SAFETY: per the contract, `mr` is the first field of a live `MrShell<T>`.
+        unsafe { &(*mr.cast::<MrShell<T>>()).data }
+    }
+
     /// # Safety
     ///
     /// `mr` must come from [`MrShell::alloc`] and not be used afterwards.
@@ -371,6 +381,11 @@ impl QpHandle {
         unsafe { b::rrxe_qp_event(self.0.as_ptr(), event as i32) }
     }
 }
+
+// Kernel work requests keep their opcode in rrxe's WQE form.
+const _: () = assert!(uapi::wr::REG_MR == b::ib_wr_opcode_IB_WR_REG_MR);
+const _: () = assert!(uapi::wr::LOCAL_INV == b::ib_wr_opcode_IB_WR_LOCAL_INV);
+const _: () = assert!(uapi::wr::SEND_WITH_INV == b::ib_wr_opcode_IB_WR_SEND_WITH_INV);
 
 /// Reads a kernel scatter list.
 ///
@@ -453,6 +468,21 @@ pub(crate) unsafe fn kernel_send_wr(
         out.rkey = a.rkey;
         out.compare_add = a.compare_add;
         out.swap = a.swap;
+    } else if w.opcode == b::ib_wr_opcode_IB_WR_REG_MR {
+        // SAFETY: registration requests are `ib_reg_wr`s naming a live MR of the QP's
+        // device (the consumer keeps it until the request completes).
+        let (r, mr) = unsafe {
+            let r = &*wr.cast::<b::ib_reg_wr>();
+            (r, &*r.mr)
+        };
+        // The `reg` variant in the layout of librxe's `mw` one (see `SendWqe::bind`):
+        // the MR by its lkey (only the index counts: the consumer may already have moved
+        // the key on), the key it takes, its access and region.
+        out.remote_addr = mr.iova;
+        out.compare_add = mr.length;
+        out.swap = u64::from(mr.lkey);
+        out.rkey = r.key;
+        out.access = r.access as u32;
     } else if matches!(
         w.opcode,
         b::ib_wr_opcode_IB_WR_RDMA_WRITE

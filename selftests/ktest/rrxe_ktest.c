@@ -6,11 +6,14 @@
  * On load it finds the device named by the "dev" parameter, connects two RC QPs of one
  * PD on that device to each other (kernel QPs, CQ polled from a workqueue, one QP
  * receiving from its own RQ and the other from a kernel SRQ), moves data both ways and
- * checks it, and prints one KTAP line per case to the kernel log. The load succeeds
- * only if every case passed; the script reads the lines from dmesg.
+ * checks it, then registers memory the way storage ULPs do (ib_alloc_mr, ib_map_mr_sg,
+ * IB_WR_REG_MR, IB_WR_LOCAL_INV, SEND with invalidate, key generations), and prints one
+ * KTAP line per case to the kernel log. The load succeeds only if every case passed;
+ * the script reads the lines from dmesg.
  */
 #include <linux/completion.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -22,6 +25,10 @@ MODULE_PARM_DESC(dev, "name of the rrxe device to test");
 #define KT "rrxe_ktest: "
 #define BUF_LEN 8192
 #define WAIT (5 * HZ)
+#define NCASES 12
+/* The fast-registered region: 6000 bytes from 100 bytes into buffer 2 (two pages). */
+#define FR_OFF 100
+#define FR_LEN 6000
 
 struct op {
 	struct ib_cqe cqe;
@@ -38,6 +45,10 @@ struct kt {
 	u8 *buf[4];
 	u64 dma[4];
 	struct completion srq_limit;
+	struct ib_mr *mr;
+	struct scatterlist sg;
+	bool sg_mapped;
+	union ib_gid gid;
 	int passed, failed, n;
 	/* Operations in flight: not on the stack, so a completion that comes after a
 	 * timeout still lands in live memory (the CQ is freed before the module is). */
@@ -279,6 +290,181 @@ static bool srq_limit_case(struct kt *t)
 	return true;
 }
 
+/* Both QPs back to RTS after an error case left them in the error state. */
+static bool reconnect(struct kt *t)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+
+	return !ib_modify_qp(t->a, &attr, IB_QP_STATE) && !ib_modify_qp(t->b, &attr, IB_QP_STATE) &&
+	       !to_rts(t, t->a, t->b->qp_num, &t->gid) && !to_rts(t, t->b, t->a->qp_num, &t->gid);
+}
+
+/* Posts one signaled request on `qp` and waits; true if it completed with `want` (and,
+ * on success, with completion opcode `op`). */
+static bool post_wait(struct kt *t, struct ib_qp *qp, struct ib_send_wr *wr, struct op *o,
+		      enum ib_wc_status want, enum ib_wc_opcode op, const char *what)
+{
+	wr->wr_cqe = &o->cqe;
+	wr->send_flags = IB_SEND_SIGNALED;
+	if (ib_post_send(qp, wr, NULL) || !op_wait(o, what))
+		return false;
+	if (o->wc.status != want || (want == IB_WC_SUCCESS && o->wc.opcode != op)) {
+		pr_info(KT "# %s: status %d opcode %d, expected status %d\n", what, o->wc.status,
+			o->wc.opcode, want);
+		return false;
+	}
+	return true;
+}
+
+/* IB_WR_REG_MR of the test MR on QP b with its current key. */
+static bool reg_mr(struct kt *t, enum ib_wc_status want)
+{
+	struct ib_reg_wr wr = {};
+
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.mr = t->mr;
+	wr.key = t->mr->rkey;
+	wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	return post_wait(t, t->b, &wr.wr, op_new(t), want, IB_WC_REG_MR, "reg_mr");
+}
+
+/* RDMA WRITE (or READ) of FR_LEN bytes between buffer `local` and the test MR's region
+ * through `rkey`, posted on QP a. */
+static bool rdma_op(struct kt *t, bool read, int local, u32 rkey, enum ib_wc_status want)
+{
+	struct ib_sge sge = { .addr = t->dma[local], .length = FR_LEN,
+			      .lkey = t->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {};
+
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.wr.opcode = read ? IB_WR_RDMA_READ : IB_WR_RDMA_WRITE;
+	wr.remote_addr = t->mr->iova;
+	wr.rkey = rkey;
+	return post_wait(t, t->a, &wr.wr, op_new(t), want,
+			 read ? IB_WC_RDMA_READ : IB_WC_RDMA_WRITE, read ? "read" : "write");
+}
+
+static void fill(u8 *p, u32 len, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(i * 13 + seed);
+}
+
+/* A WRITE through `rkey` must fail with a remote access error and leave the region as it
+ * was; the QPs are connected again afterwards. */
+static bool write_fails(struct kt *t, u32 rkey)
+{
+	u8 *region = t->buf[2] + FR_OFF;
+	u8 before = region[0];
+
+	fill(t->buf[0], FR_LEN, 0x77);
+	if (!rdma_op(t, false, 0, rkey, IB_WC_REM_ACCESS_ERR))
+		return false;
+	if (region[0] != before) {
+		pr_info(KT "# region changed through a refused rkey\n");
+		return false;
+	}
+	return reconnect(t);
+}
+
+/* ib_alloc_mr + ib_map_mr_sg of two pages, REG_MR, then a peer's WRITE lands and its READ
+ * returns the same bytes. */
+static bool fastreg_case(struct kt *t)
+{
+	int n;
+
+	t->mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG, 4);
+	if (IS_ERR(t->mr)) {
+		pr_info(KT "# ib_alloc_mr: %ld\n", PTR_ERR(t->mr));
+		return false;
+	}
+	sg_init_one(&t->sg, t->buf[2] + FR_OFF, FR_LEN);
+	if (ib_dma_map_sg(t->ibdev, &t->sg, 1, DMA_BIDIRECTIONAL) != 1)
+		return false;
+	t->sg_mapped = true;
+	n = ib_map_mr_sg(t->mr, &t->sg, 1, NULL, PAGE_SIZE);
+	if (n != 1 || t->mr->length != FR_LEN) {
+		pr_info(KT "# ib_map_mr_sg: %d, length %llu\n", n, t->mr->length);
+		return false;
+	}
+	ib_update_fast_reg_key(t->mr, ib_inc_rkey(t->mr->rkey));
+	if (!reg_mr(t, IB_WC_SUCCESS))
+		return false;
+	memset(t->buf[2], 0, BUF_LEN);
+	fill(t->buf[0], FR_LEN, 1);
+	memset(t->buf[1], 0xee, BUF_LEN);
+	if (!rdma_op(t, false, 0, t->mr->rkey, IB_WC_SUCCESS) ||
+	    !rdma_op(t, true, 1, t->mr->rkey, IB_WC_SUCCESS))
+		return false;
+	if (memcmp(t->buf[2] + FR_OFF, t->buf[0], FR_LEN) || t->buf[2][FR_OFF - 1] ||
+	    t->buf[2][FR_OFF + FR_LEN]) {
+		pr_info(KT "# WRITE through the fast-registered rkey: region differs\n");
+		return false;
+	}
+	if (memcmp(t->buf[1], t->buf[0], FR_LEN)) {
+		pr_info(KT "# READ through the fast-registered rkey: data differs\n");
+		return false;
+	}
+	return true;
+}
+
+/* LOCAL_INV, then the rkey is refused; registered again with the next key generation, the
+ * new rkey works and the previous one is refused. */
+static bool generation_case(struct kt *t)
+{
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV };
+	u32 old = t->mr->rkey;
+
+	inv.ex.invalidate_rkey = old;
+	if (!post_wait(t, t->b, &inv, op_new(t), IB_WC_SUCCESS, IB_WC_LOCAL_INV, "local_inv") ||
+	    !write_fails(t, old))
+		return false;
+	ib_update_fast_reg_key(t->mr, ib_inc_rkey(t->mr->rkey));
+	if (!reg_mr(t, IB_WC_SUCCESS))
+		return false;
+	fill(t->buf[0], FR_LEN, 9);
+	if (!rdma_op(t, false, 0, t->mr->rkey, IB_WC_SUCCESS) ||
+	    memcmp(t->buf[2] + FR_OFF, t->buf[0], FR_LEN)) {
+		pr_info(KT "# WRITE through the new key generation failed\n");
+		return false;
+	}
+	return write_fails(t, old);
+}
+
+/* A SEND with invalidate: the receive reports the rkey with IB_WC_WITH_INVALIDATE, and the
+ * MR no longer admits it. */
+static bool send_inv_case(struct kt *t)
+{
+	struct ib_sge sge = { .addr = t->dma[0], .length = 64, .lkey = t->pd->local_dma_lkey };
+	struct ib_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IB_WR_SEND_WITH_INV };
+	struct op *r = op_new(t);
+	u32 rkey = t->mr->rkey;
+
+	if (post_recv(t, NULL, t->srq, 3, r))
+		return false;
+	wr.ex.invalidate_rkey = rkey;
+	if (!post_wait(t, t->a, &wr, op_new(t), IB_WC_SUCCESS, IB_WC_SEND, "send_inv") ||
+	    !op_wait(r, "recv"))
+		return false;
+	if (r->wc.status != IB_WC_SUCCESS || !(r->wc.wc_flags & IB_WC_WITH_INVALIDATE) ||
+	    r->wc.ex.invalidate_rkey != rkey) {
+		pr_info(KT "# recv status %d flags %#x rkey %#x\n", r->wc.status,
+			r->wc.wc_flags, r->wc.ex.invalidate_rkey);
+		return false;
+	}
+	return write_fails(t, rkey);
+}
+
+/* REG_MR of an MR that is still registered is refused. */
+static bool reg_twice_case(struct kt *t)
+{
+	ib_update_fast_reg_key(t->mr, ib_inc_rkey(t->mr->rkey));
+	return reg_mr(t, IB_WC_SUCCESS) && reg_mr(t, IB_WC_LOC_QP_OP_ERR) && reconnect(t);
+}
+
 static void run(struct kt *t)
 {
 	struct ib_srq_init_attr sinit = {
@@ -287,13 +473,13 @@ static void run(struct kt *t)
 		.attr = { .max_wr = 16, .max_sge = 1 },
 		.srq_type = IB_SRQT_BASIC,
 	};
-	union ib_gid gid;
+	union ib_gid *gid = &t->gid;
 	bool ok;
 	int i;
 
 	init_completion(&t->srq_limit);
 	pr_info(KT "KTAP version 1\n");
-	pr_info(KT "1..7\n");
+	pr_info(KT "1..%d\n", NCASES);
 	for (i = 0; i < 4; i++) {
 		t->buf[i] = kzalloc(BUF_LEN + 64, GFP_KERNEL);
 		if (!t->buf[i])
@@ -313,8 +499,8 @@ static void run(struct kt *t)
 		goto out;
 	t->a = make_qp(t, NULL);
 	t->b = IS_ERR(t->a) ? ERR_PTR(-EINVAL) : make_qp(t, t->srq);
-	ok = !IS_ERR(t->a) && !IS_ERR(t->b) && !rdma_query_gid(t->ibdev, 1, 1, &gid) &&
-	     !to_rts(t, t->a, t->b->qp_num, &gid) && !to_rts(t, t->b, t->a->qp_num, &gid);
+	ok = !IS_ERR(t->a) && !IS_ERR(t->b) && !rdma_query_gid(t->ibdev, 1, 1, gid) &&
+	     !to_rts(t, t->a, t->b->qp_num, gid) && !to_rts(t, t->b, t->a->qp_num, gid);
 	report(t, ok, "two kernel RC QPs connected to each other (one on the SRQ)");
 	if (!ok)
 		goto out;
@@ -327,7 +513,23 @@ static void run(struct kt *t)
 	report(t, srq_limit_case(t), "SRQ limit event fires once and disarms the limit");
 	report(t, write_refused(t),
 	       "RDMA WRITE through the DMA MR key: remote access error, memory unchanged");
+	ok = reconnect(t);
+	report(t, ok && fastreg_case(t),
+	       "fast registration (ib_map_mr_sg of two pages, REG_MR): peer WRITE and READ exact");
+	if (IS_ERR_OR_NULL(t->mr))
+		goto out;
+	report(t, generation_case(t),
+	       "LOCAL_INV refuses the rkey; the next key generation works, the old one is refused");
+	report(t, send_inv_case(t),
+	       "SEND with invalidate: IB_WC_WITH_INVALIDATE and the rkey, then the rkey is refused");
+	report(t, reg_twice_case(t), "REG_MR of a registered MR fails (local QP operation error)");
+	report(t, ib_dereg_mr(t->mr) == 0, "the fast-registration MR deregisters");
+	t->mr = NULL;
 out:
+	if (!IS_ERR_OR_NULL(t->mr))
+		ib_dereg_mr(t->mr);
+	if (t->sg_mapped)
+		ib_dma_unmap_sg(t->ibdev, &t->sg, 1, DMA_BIDIRECTIONAL);
 	if (!IS_ERR_OR_NULL(t->b))
 		ib_destroy_qp(t->b);
 	if (!IS_ERR_OR_NULL(t->a))
@@ -344,7 +546,7 @@ out:
 					    DMA_BIDIRECTIONAL);
 		kfree(t->buf[i]);
 	}
-	t->failed += 7 - t->n;
+	t->failed += NCASES - t->n;
 	pr_info(KT "%d passed, %d failed\n", t->passed, t->failed);
 }
 

@@ -58,7 +58,9 @@ mkdir -p "$modroot/lib/modules/$kver/extra"
 [ -f "$RRXE_REPO/rrxe.ko" ] && cp "$RRXE_REPO/rrxe.ko" "$modroot/lib/modules/$kver/extra/"
 depmod -b $modroot "$kver"
 printf '#!/bin/sh\nexec /usr/sbin/modprobe -d %s "$@"\n' $modroot >/tmp/bin/modprobe
-chmod +x /tmp/bin/modprobe
+# (modinfo too: the kernel's own selftests ask it whether a module exists.)
+printf '#!/bin/sh\nexec /usr/sbin/modinfo -b %s "$@"\n' $modroot >/tmp/bin/modinfo
+chmod +x /tmp/bin/modprobe /tmp/bin/modinfo
 echo /tmp/bin/modprobe >/proc/sys/kernel/modprobe
 export PATH=/tmp/bin:$PATH
 # rdma_rxe and rrxe both report the rxe driver id: never let rdma_rxe load next to rrxe.

@@ -24,8 +24,8 @@ wait_for "grep -q ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/*" 20
 gid=$(grep -l ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/* | head -1 | xargs basename)
 
 ktap_print_header
-steps=18
-[ "$role" = a ] && steps=19
+steps=20
+[ "$role" = a ] && steps=21
 ktap_set_plan $steps
 # step <name> <server role> <server cmd...> -- <client cmd...>: both commands get
 # "-p <port>", a TCP (or rdma_cm) port of this step's own, and the client gets the peer's
@@ -80,6 +80,8 @@ for s in a b; do
 		$V -d $dev -g $gid -o send -s 4096 -n 300 -k 8
 	step "$who: atomics verified" $s $V -d $dev -g $gid -o atomic -n 200 -k 4 -- \
 		$V -d $dev -g $gid -o atomic -n 200 -k 4
+	step "$who: ibv_uc_pingpong -c 4 KiB" $s ibv_uc_pingpong -d $dev -g $gid -c -n 100 -s 4096 -- \
+		ibv_uc_pingpong -d $dev -g $gid -c -n 100 -s 4096
 	step "$who: ibv_ud_pingpong -c" $s ibv_ud_pingpong -d $dev -g $gid -c -n 100 -s 1024 -- \
 		ibv_ud_pingpong -d $dev -g $gid -c -n 100 -s 1024
 	step "$who: ib_write_bw 64 KiB" $s ib_write_bw -d $dev -x $gid -F -s 65536 -n 200 -- \

@@ -25,3 +25,13 @@ ksft_find() {
 	done < <(ksft_dirs)
 	return 1
 }
+# ksrc_selftests <dir>: the kernel source's tools/testing/selftests that holds <dir>
+# (e.g. rdma, net/rds): from KSRC, the test VM's kernel build (RRXE_KB), the running
+# kernel's source or build tree, or the repository's kernel tree.
+ksrc_selftests() {
+	local d
+	while read -r d; do
+		[ -d "$d/$1" ] && { echo "$d"; return 0; }
+	done < <(ksft_dirs; [ -n "${RRXE_KB:-}" ] && echo "$RRXE_KB/source/tools/testing/selftests")
+	return 1
+}

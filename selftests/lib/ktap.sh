@@ -270,3 +270,23 @@ dmesg_since() { dmesg | tail -n +$((DMESG_MARK + 1)); }
 
 # counter <device> <name>: one rrxe counter of port 1.
 counter() { rdma statistic show link "$1"/1 | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }
+
+# pingpong <ibv_*_pingpong> <gid index> <args...>: the stock pingpong tool, server on rrxe1
+# in the second namespace, client on rrxe0 in the first; both must succeed.
+pingpong() {
+	local t=$1 g=$2
+	shift 2
+	timeout 90 ip netns exec $NS1 "$t" -d rrxe1 -g "$g" -c "$@" >$TMPD/pp.srv 2>&1 &
+	local srv=$!
+	wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
+	timeout 90 ip netns exec $NS0 "$t" -d rrxe0 -g "$g" -c "$@" $IP1 >$TMPD/pp.cli 2>&1
+	local c=$?
+	wait $srv
+	local s=$?
+	if [ $c -ne 0 ] || [ $s -ne 0 ] || ! grep -q "iters in" $TMPD/pp.cli; then
+		echo "# client rc=$c server rc=$s"
+		sed 's/^/# cli: /' $TMPD/pp.cli | tail -5
+		sed 's/^/# srv: /' $TMPD/pp.srv | tail -5
+		return 1
+	fi
+}

@@ -6,19 +6,23 @@
 //!
 //! - `req.rs`: the requester ([`rc::req`]): segmentation, transmission, retransmission;
 //! - `comp.rs`: the completer ([`rc::comp`]): ACKs, NAKs, READ responses, atomic ACKs;
+//! - `local.rs`: local operations (MR registration, invalidation);
 //! - `resp.rs`: the responder ([`rc::resp`]): executing requests, ACK/NAK, READ answers;
 //! - `reasm.rs`: packets kept beyond the expected PSN (selective retransmission);
 //! - `ud.rs`: UD and GSI datagrams;
+//! - `uc.rs`: unreliable connected QPs;
 //! - `mem.rs`: the decoded-WQE cache, gather and scatter;
 //! - `sched.rs`: where the engine runs: the receive queue, the work item, the timer.
 
 mod cc;
 mod comp;
+mod local;
 mod mem;
 mod reasm;
 mod req;
 mod resp;
 mod sched;
+mod uc;
 mod ud;
 
 use super::limits::{MAX_QP_RD_ATOM, REASM_QP_KIB};
@@ -37,6 +41,7 @@ use crate::proto::rc::{self, QpState, Retry};
 use crate::proto::rdrep::ReadRepair;
 use crate::proto::sel::{ProbeDelay, RX_SPAN};
 use crate::proto::uapi::{self, send_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
+use crate::proto::uc::UcResponder;
 use crate::proto::verify::CheckPolicy;
 use crate::sys as b;
 use cc::QpCc;
@@ -176,6 +181,9 @@ struct State {
     vcheck: CheckPolicy,
     // ---- congestion control
     cc: QpCc,
+    // ---- unreliable connected
+    /// UC responder: the expected PSN, a message in progress.
+    uc: UcResponder,
 }
 
 /// A queue pair.
@@ -248,6 +256,9 @@ fn wc_op_of(opcode: u32) -> u32 {
         uapi::wr::ATOMIC_FETCH_AND_ADD => wc_opcode::FETCH_ADD,
         uapi::wr::ATOMIC_WRITE => wc_opcode::ATOMIC_WRITE,
         uapi::wr::FLUSH => wc_opcode::FLUSH,
+        uapi::wr::LOCAL_INV => wc_opcode::LOCAL_INV,
+        uapi::wr::BIND_MW => wc_opcode::BIND_MW,
+        uapi::wr::REG_MR => b::ib_wc_opcode_IB_WC_REG_MR,
         _ => wc_opcode::SEND,
     }
 }
@@ -269,6 +280,7 @@ impl Qp {
         let qp_type = init.qp_type;
         let gsi = qp_type == b::ib_qp_type_IB_QPT_GSI;
         if qp_type != b::ib_qp_type_IB_QPT_RC
+            && qp_type != b::ib_qp_type_IB_QPT_UC
             && qp_type != b::ib_qp_type_IB_QPT_UD
             && !(gsi && udata.is_none())
         {
@@ -422,6 +434,7 @@ impl Qp {
                     peer_vfy: false,
                     vcheck: CheckPolicy::new(),
                     cc: QpCc::new(dev.knobs.params()),
+                    uc: UcResponder::new(Psn::new(0)),
                 }),
             }),
             GFP_KERNEL,
@@ -534,7 +547,9 @@ impl Qp {
             return Err(EINVAL);
         }
         if m(b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS) {
-            if attr.qp_access_flags & !access::SUPPORTED != 0 {
+            // (The connection manager asks for both FLUSH flags on every responder QP of a
+            // device that advertises FLUSH; an MR is never registered FLUSH_PERSISTENT.)
+            if attr.qp_access_flags & !(access::SUPPORTED | access::FLUSH_PERSISTENT) != 0 {
                 return Err(EINVAL);
             }
             st.access = attr.qp_access_flags;
@@ -582,6 +597,7 @@ impl Qp {
         }
         if m(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
             st.resp.set_psn(Psn::new(attr.rq_psn));
+            st.uc = UcResponder::new(Psn::new(attr.rq_psn));
             self.drop_kept(&mut st);
         }
         if m(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
@@ -724,6 +740,7 @@ impl Qp {
         st.cur.forget();
         st.comp.forget();
         st.resp.reset();
+        st.uc.abort();
         st.path = None;
         self.drop_kept(st);
         self.cc_detach(st);

@@ -5,6 +5,7 @@
 //! what a SACK, a probe or a go-back names.
 
 use super::super::tx::{Payload, TxPkt};
+use super::local::Local;
 use super::sched::mono_ns;
 use super::Qp;
 use super::{selmode, QpState, State};
@@ -18,7 +19,8 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::req::{Request, Seg, Slot, WqeHead};
 use crate::proto::rc::{self, Kind, DEFAULT_PKEY};
 use crate::proto::sel::{self, Sack, Xeth};
-use crate::proto::uapi::{send_flags, wc_status, SendWqe};
+use crate::proto::uapi::{send_flags, wc_status, wr, SendWqe};
+use crate::proto::uc;
 use crate::proto::verify::{crc_finish, Crc32c, Vcrc, WriteCrc, CAP_VERIFY, XF_VCRC};
 use core::cell::Cell;
 
@@ -51,6 +53,10 @@ impl Qp {
             self.ud_run(st);
             return;
         }
+        if self.uc() {
+            self.uc_run(st);
+            return;
+        }
         let mut sent_any = self.repair_run(st);
         let now = mono_ns();
         self.cc_refresh(st, now);
@@ -67,6 +73,15 @@ impl Qp {
                 self.fail_at(st, wc_status::LOC_QP_OP_ERR);
                 break;
             };
+            if wr::local(wqe.opcode) {
+                // (Waiting, it goes on when the completer runs the requester again.)
+                let step = self.local_step(st, i, &wqe);
+                st.cur.put(wqe);
+                if step == Local::Done {
+                    continue;
+                }
+                break;
+            }
             let kind = Kind::of_wr(wqe.opcode);
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
             let blocked = st.req.blocked(&slot, wqe.opcode, st.max_rd_atomic)
@@ -333,7 +348,11 @@ impl Qp {
         seg: &Seg,
         xflags: u8,
     ) -> core::result::Result<Option<u32>, u32> {
-        let opcode = rc::opcode(kind, seg.first, seg.last);
+        let opcode = if self.uc() {
+            uc::opcode(rc::opcode(kind, seg.first, seg.last))
+        } else {
+            rc::opcode(kind, seg.first, seg.last)
+        };
         let info = opcode::info(opcode).ok_or(wc_status::LOC_QP_OP_ERR)?;
         let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
         let ts = st.cc.ts();

@@ -26,7 +26,7 @@ use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
 
 /// Why a request did not execute.
-enum Exec {
+pub(super) enum Exec {
     /// Answered with this NAK or RNR NAK.
     Nak(Syndrome),
     /// A verified WRITE (first packet at `first`, this `attempt`) failed its check.
@@ -54,6 +54,8 @@ impl Qp {
         // The opcode's transport (its top three bits) must be the QP's.
         let transport = if self.ud() {
             opcode::transport(op::UD_SEND_ONLY)
+        } else if self.uc() {
+            opcode::transport(op::UC_SEND_FIRST)
         } else {
             opcode::transport(op::RC_SEND_FIRST)
         };
@@ -63,6 +65,10 @@ impl Qp {
         }
         if self.ud() {
             self.ud_recv(&mut st, pkt, ip);
+            return None;
+        }
+        if self.uc() {
+            self.uc_recv(&mut st, pkt);
             return None;
         }
         self.cc_np(&mut st, pkt);
@@ -362,7 +368,7 @@ impl Qp {
         }
     }
 
-    fn recv_send(
+    pub(super) fn recv_send(
         &self,
         st: &mut State,
         pkt: &Packet<'_>,
@@ -416,6 +422,13 @@ impl Qp {
                 cqe.wc_flags |= wc_flags::WITH_IMM;
             }
             if let Some(rkey) = pkt.ieth() {
+                if !self.remote_invalidate(rkey) {
+                    cqe.status = wc_status::REM_INV_REQ_ERR;
+                    cqe.opcode = 0;
+                    st.recv.active = false;
+                    self.complete_recv(st, cqe, false);
+                    return Err(Syndrome::Nak(NakCode::InvalidRequest));
+                }
                 cqe.ex = rkey;
                 cqe.wc_flags |= wc_flags::WITH_INV;
             }
@@ -425,12 +438,13 @@ impl Qp {
         Ok(())
     }
 
-    /// The MR a RETH names, after the QP's and the MR's access checks and the bounds
-    /// check; `None` for a zero-length operation (which touches no memory).
+    /// The MR a RETH names, after the QP's and the MR's (or memory window's) access
+    /// checks and the bounds check; `None` for a zero-length operation (which touches no
+    /// memory). Through a window, `reth.va` becomes the address in the MR it reaches.
     fn remote_mr(
         &self,
         st: &State,
-        reth: &Reth,
+        reth: &mut Reth,
         need: i32,
     ) -> core::result::Result<Option<Arc<Mr>>, Syndrome> {
         let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
@@ -440,14 +454,22 @@ impl Qp {
         if reth.len == 0 {
             return Ok(None);
         }
-        let mr = self.dev.lookup_mr(reth.rkey, self.pd, need).ok_or(acc)?;
-        if !mr.covers(reth.va, u64::from(reth.len)) {
-            return Err(acc);
-        }
+        let (mr, at) = self
+            .dev
+            .remote(
+                reth.rkey,
+                self.pd,
+                self.qpn,
+                need,
+                reth.va,
+                u64::from(reth.len),
+            )
+            .ok_or(acc)?;
+        reth.va = at;
         Ok(Some(mr))
     }
 
-    fn recv_write(
+    pub(super) fn recv_write(
         &self,
         st: &mut State,
         pkt: &Packet<'_>,
@@ -460,8 +482,8 @@ impl Qp {
             return Err(Exec::Stale);
         }
         if pkt.info.has(f::FIRST) {
-            let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
-            let mr = self.remote_mr(st, &reth, access::REMOTE_WRITE)?;
+            let mut reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
+            let mr = self.remote_mr(st, &mut reth, access::REMOTE_WRITE)?;
             st.write = Some(WriteCtx {
                 mr,
                 va: reth.va,
@@ -599,13 +621,13 @@ impl Qp {
         pkt: &Packet<'_>,
     ) -> core::result::Result<(), Syndrome> {
         let inv = Syndrome::Nak(NakCode::InvalidRequest);
-        let reth = pkt.reth().ok_or(inv)?;
+        let mut reth = pkt.reth().ok_or(inv)?;
         let value: [u8; 8] = pkt.payload.try_into().map_err(|_| inv)?;
         if reth.len != 8 || pkt.bth.pad != 0 || reth.va % 8 != 0 {
             return Err(inv);
         }
         let mr = self
-            .remote_mr(st, &reth, access::REMOTE_WRITE)?
+            .remote_mr(st, &mut reth, access::REMOTE_WRITE)?
             .ok_or(inv)?;
         {
             let _g = self.dev.atomic.lock();
@@ -698,18 +720,18 @@ impl Qp {
         if a.va % 8 != 0 {
             return Err(inv);
         }
-        let mr = self
+        let (mr, va) = self
             .dev
-            .lookup_mr(a.rkey, self.pd, access::REMOTE_ATOMIC)
+            .remote(a.rkey, self.pd, self.qpn, access::REMOTE_ATOMIC, a.va, 8)
             .ok_or(acc)?;
         let cas = pkt.info.opcode == op::RC_CMP_SWAP;
         let orig = {
             let _g = self.dev.atomic.lock();
             let mut old = [0u8; 8];
-            mr.read(a.va, &mut old).ok_or(acc)?;
+            mr.read(va, &mut old).ok_or(acc)?;
             let old = u64::from_ne_bytes(old);
             let new = rc::atomic_result(cas, old, a.swap_add, a.compare);
-            mr.write(a.va, &new.to_ne_bytes()).ok_or(acc)?;
+            mr.write(va, &new.to_ne_bytes()).ok_or(acc)?;
             old
         };
         let psn = pkt.bth.psn;
@@ -729,8 +751,8 @@ impl Qp {
         pkt: &Packet<'_>,
         fresh: bool,
     ) -> core::result::Result<(), Syndrome> {
-        let reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
-        let mr = self.remote_mr(st, &reth, access::REMOTE_READ)?;
+        let mut reth = pkt.reth().ok_or(Syndrome::Nak(NakCode::InvalidRequest))?;
+        let mr = self.remote_mr(st, &mut reth, access::REMOTE_READ)?;
         let mtu = st.mtu;
         let n = rc::packets(reth.len, mtu);
         if fresh {

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Verbs resources other than QPs: protection domains, address handles, and (one file
-//! each) memory regions, completion queues, shared receive queues and the user rings
-//! they share with userspace.
+//! each) memory regions, memory windows, completion queues, shared receive queues and
+//! the user rings they share with userspace.
 
 mod cq;
 mod mr;
+mod mw;
 mod ring;
 mod srq;
 
 pub(crate) use cq::Cq;
 pub(crate) use mr::Mr;
+pub(crate) use mw::Mw;
 pub(crate) use ring::Ring;
 pub(crate) use srq::Srq;
 
@@ -24,14 +26,21 @@ pub(crate) mod access {
     pub(crate) const REMOTE_WRITE: i32 = 2;
     pub(crate) const REMOTE_READ: i32 = 4;
     pub(crate) const REMOTE_ATOMIC: i32 = 8;
+    /// Memory windows may be bound to the MR.
+    pub(crate) const MW_BIND: i32 = 16;
     /// FLUSH to global visibility may target the MR (and the QP).
     pub(crate) const FLUSH_GLOBAL: i32 = 1 << 8;
     /// FLUSH to persistence may target the MR (and the QP): only persistent memory.
     pub(crate) const FLUSH_PERSISTENT: i32 = 1 << 9;
     /// Bits 20..29: optional flags a provider may ignore (relaxed ordering and friends).
     pub(crate) const OPTIONAL: i32 = 0x3ff0_0000;
-    pub(crate) const SUPPORTED: i32 =
-        LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | FLUSH_GLOBAL | OPTIONAL;
+    pub(crate) const SUPPORTED: i32 = LOCAL_WRITE
+        | REMOTE_WRITE
+        | REMOTE_READ
+        | REMOTE_ATOMIC
+        | MW_BIND
+        | FLUSH_GLOBAL
+        | OPTIONAL;
 }
 
 static NEXT_PD: AtomicUsize = AtomicUsize::new(1);

@@ -22,13 +22,17 @@ pub mod exthdr;
 #[cfg(not(MODULE))]
 pub mod fuzzing;
 pub mod icrc;
+pub mod mr;
+pub mod mw;
 pub mod opcode;
 pub mod packet;
+pub mod pma;
 pub mod port;
 pub mod psn;
 pub mod rc;
 pub mod rdrep;
 pub mod sel;
 pub mod uapi;
+pub mod uc;
 pub mod verify;
 pub mod wire;

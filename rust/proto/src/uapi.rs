@@ -147,6 +147,19 @@ pub mod wr {
     pub const FLUSH: u32 = 14;
     /// ATOMIC WRITE (IBTA 1.5).
     pub const ATOMIC_WRITE: u32 = 15;
+    /// Fast registration of an MR (`IB_WR_REG_MR`): kernel consumers only, never
+    /// accepted from a user ring.
+    pub const REG_MR: u32 = 0x20;
+
+    /// A local operation: executed by the requester, no packet.
+    pub const fn local(opcode: u32) -> bool {
+        matches!(opcode, LOCAL_INV | BIND_MW | REG_MR)
+    }
+
+    /// Whether the request union holds the `mw`/`reg` variant (see [`super::Bind`]).
+    pub const fn binds(opcode: u32) -> bool {
+        matches!(opcode, BIND_MW | REG_MR)
+    }
 }
 
 /// Send flags (`IBV_SEND_*`).
@@ -210,6 +223,8 @@ pub struct SendWqe {
     pub remote_qkey: u32,
     /// UD: address handle number.
     pub ah_num: u32,
+    /// BIND_MW and REG_MR: access flags (see [`SendWqe::bind`]).
+    pub access: u32,
     /// Total length in bytes (sum of SGE lengths or inline length; FLUSH: of the
     /// range).
     pub length: u32,
@@ -267,6 +282,7 @@ impl SendWqe {
         remote_qpn: 0,
         remote_qkey: 0,
         ah_num: 0,
+        access: 0,
         length: 0,
         flush_type: 0,
         flush_level: 0,
@@ -305,7 +321,7 @@ impl SendWqe {
         let wr_id = le64(b, 0)?;
         let ex = le32(b, 20)?;
         let remote_addr = le64(b, 24)?;
-        let rkey = if atomic {
+        let rkey = if atomic || wr::binds(opcode) {
             le32(b, 48)?
         } else if flush {
             le32(b, 36)?
@@ -317,6 +333,7 @@ impl SendWqe {
         let remote_qpn = le32(b, 24)?;
         let remote_qkey = le32(b, 28)?;
         let ah_num = le32(b, 36)?;
+        let access = le32(b, 52)?;
         let (flush_type, flush_level) = if flush {
             (le32(b, 40)? as u8, (le32(b, 40)? >> 8) as u8)
         } else {
@@ -403,11 +420,45 @@ impl SendWqe {
         self.remote_qpn = remote_qpn;
         self.remote_qkey = remote_qkey;
         self.ah_num = ah_num;
+        self.access = access;
         self.length = length;
         self.flush_type = flush_type;
         self.flush_level = flush_level;
         Ok(())
     }
+
+    /// The `mw` (BIND_MW) / `reg` (REG_MR) variant of the request union: they share the
+    /// bytes of the RDMA and atomic variants (address 24, length 32, MR lkey 40, MW
+    /// rkey 44, new rkey 48, access 52).
+    pub const fn bind(&self) -> Bind {
+        Bind {
+            addr: self.remote_addr,
+            length: self.compare_add,
+            mr_lkey: self.swap as u32,
+            mw_rkey: (self.swap >> 32) as u32,
+            rkey: self.rkey,
+            access: self.access,
+        }
+    }
+}
+
+/// A memory-window bind (`rxe_send_wr.wr.mw`) or, for kernel consumers, an MR
+/// registration: for REG_MR, `mr_lkey` names the MR (its index), `rkey` is the key it
+/// takes and `addr`/`length` the region.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bind {
+    /// First address of the window (or region).
+    pub addr: u64,
+    /// Length in bytes.
+    pub length: u64,
+    /// lkey of the MR the window lies in (REG_MR: of the MR registered).
+    pub mr_lkey: u32,
+    /// The window's current rkey (BIND_MW).
+    pub mw_rkey: u32,
+    /// The rkey the window (or MR) takes.
+    pub rkey: u32,
+    /// Access flags.
+    pub access: u32,
 }
 
 impl SendWqe {
@@ -431,11 +482,12 @@ impl SendWqe {
             put(24, &self.remote_qpn.to_le_bytes())?;
             put(28, &self.remote_qkey.to_le_bytes())?;
             put(36, &self.ah_num.to_le_bytes())?;
-        } else if atomic {
+        } else if atomic || wr::binds(self.opcode) {
             put(24, &self.remote_addr.to_le_bytes())?;
             put(32, &self.compare_add.to_le_bytes())?;
             put(40, &self.swap.to_le_bytes())?;
             put(48, &self.rkey.to_le_bytes())?;
+            put(52, &self.access.to_le_bytes())?;
         } else if self.opcode == wr::FLUSH {
             put(24, &self.remote_addr.to_le_bytes())?;
             put(32, &self.length.to_le_bytes())?;
@@ -547,6 +599,8 @@ pub mod wc_status {
     pub const REM_ACCESS_ERR: u32 = 10;
     /// Remote operation error.
     pub const REM_OP_ERR: u32 = 11;
+    /// Memory window bind error.
+    pub const MW_BIND_ERR: u32 = 6;
     /// Transport retry counter exceeded.
     pub const RETRY_EXC_ERR: u32 = 12;
     /// RNR retry counter exceeded.
@@ -565,6 +619,10 @@ pub mod wc_opcode {
     pub const COMP_SWAP: u32 = 3;
     /// Fetch and add.
     pub const FETCH_ADD: u32 = 4;
+    /// Memory window bind.
+    pub const BIND_MW: u32 = 5;
+    /// Local invalidate.
+    pub const LOCAL_INV: u32 = 6;
     /// Receive.
     pub const RECV: u32 = 128;
     /// FLUSH.
@@ -717,6 +775,7 @@ mod tests {
                 remote_qpn: if ah_num != 0 { 1 } else { 0 },
                 remote_qkey: qkey,
                 ah_num,
+                access: 0,
                 length: 128,
                 flush_type: 0,
                 flush_level: 0,
@@ -742,6 +801,39 @@ mod tests {
             }
             assert_eq!(d, w);
         }
+    }
+
+    #[test]
+    fn bind_round_trip() {
+        for opcode in [wr::BIND_MW, wr::REG_MR] {
+            let w = SendWqe {
+                wr_id: 3,
+                opcode,
+                flags: send_flags::SIGNALED,
+                remote_addr: 0x7f00_1000,
+                compare_add: 0x3000,
+                swap: (0x0000_0502u64 << 32) | 0x0000_0401,
+                rkey: 0x0000_0503,
+                access: 0xf,
+                ..SendWqe::EMPTY
+            };
+            let mut slot = [0xaau8; SEND_WQE_HDR + SGE_LEN];
+            w.encode(&mut slot).unwrap();
+            let d = SendWqe::decode(&slot, 1, 0).unwrap();
+            assert_eq!(
+                d.bind(),
+                Bind {
+                    addr: 0x7f00_1000,
+                    length: 0x3000,
+                    mr_lkey: 0x401,
+                    mw_rkey: 0x502,
+                    rkey: 0x503,
+                    access: 0xf,
+                }
+            );
+            assert!(wr::local(opcode));
+        }
+        assert!(!wr::local(wr::SEND_WITH_INV) && wr::local(wr::LOCAL_INV));
     }
 
     #[test]
@@ -881,7 +973,7 @@ mod tests {
             flags,
             ex: le32(b, 20)?,
             remote_addr: le64(b, 24)?,
-            rkey: if atomic {
+            rkey: if atomic || wr::binds(opcode) {
                 le32(b, 48)?
             } else if flush {
                 le32(b, 36)?
@@ -893,6 +985,7 @@ mod tests {
             remote_qpn: le32(b, 24)?,
             remote_qkey: le32(b, 28)?,
             ah_num: le32(b, 36)?,
+            access: le32(b, 52)?,
             length,
             flush_type: if flush { le32(b, 40)? as u8 } else { 0 },
             flush_level: if flush { (le32(b, 40)? >> 8) as u8 } else { 0 },
