@@ -8,7 +8,10 @@ ktap_print_header
 rrxe_require xfer cmp mod:siw
 ktap_set_plan 3
 hosts_up
+# (siw cannot disassociate a device from a process: the server, which keeps its device
+# open, must be gone before the links can be deleted.)
 siw_down() {
+	[ -n "${XFER_SRV:-}" ] && kill "$XFER_SRV" 2>/dev/null && wait "$XFER_SRV" 2>/dev/null
 	rdma link delete siw0 2>/dev/null
 	rdma link delete siw1 2>/dev/null
 }

@@ -217,6 +217,11 @@ pub fn send(
     let mut bufs = Region::new(&ch.link.pd, slot * pool, AccessFlags::none())
         .map_err(|e| Failure::new(Status::Io, e))?;
     let mut free: Vec<usize> = (0..pool).rev().collect();
+    // A buffer is reused once its SEND completed and the receiver has written the chunk
+    // it held (a credit past it): siw completes a WRITE when its pages are handed to
+    // TCP, and the bytes must not change before they are on their way.
+    let mut held: Vec<Option<u64>> = vec![None; pool];
+    let mut sent: Vec<bool> = vec![true; pool];
     let nqp = ch.link.qps.len().max(1) as u64;
     let (mut next, mut credit) = (0u64, 0u64);
     let mut done_sent = false;
@@ -225,6 +230,12 @@ pub fn send(
     // send completions are still on their way): left for the caller.
     let mut later = Vec::new();
     loop {
+        for b in 0..pool {
+            if sent[b] && held[b].is_some_and(|k| k < credit) {
+                held[b] = None;
+                free.push(b);
+            }
+        }
         while next < n && next < credit + slots {
             let Some(b) = free.pop() else { break };
             let Some((off, len)) = plan.chunk(next) else {
@@ -253,6 +264,8 @@ pub fn send(
                     b as u64,
                 )
                 .map_err(|e| ch.abort(Failure::fatal(Status::Io, e)))?;
+            held[b] = Some(next);
+            sent[b] = false;
             progress(u64::from(len));
             next += 1;
         }
@@ -283,8 +296,8 @@ pub fn send(
                         format!("RDMA WRITE/SEND failed: {}", status_name(status)),
                     )));
                 }
-                if (wr_id as usize) < pool && !free.contains(&(wr_id as usize)) {
-                    free.push(wr_id as usize);
+                if let Some(x) = sent.get_mut(wr_id as usize) {
+                    *x = true;
                 }
             }
             Ev::Received { status, .. } if status != 0 => {
