@@ -32,6 +32,8 @@ lint: kernel
 host-test: setup
 	cd rust/proto && cargo test --release 2>&1
 	cd rust/proto && cargo clippy --release --all-targets -- -D warnings 2>&1
+	cd tools/rrxe-xfer && cargo test --release --locked 2>&1
+	cd tools/rrxe-xfer && cargo clippy --release --locked --all-targets -- -D warnings 2>&1
 
 vm-test: module
 	@bash selftests/lib/bench.sh check
@@ -71,3 +73,4 @@ fmt:
 clean:
 	@bash scripts/module.sh clean
 	cd rust/proto && cargo clean
+	cd tools/rrxe-xfer && cargo clean

@@ -4,7 +4,9 @@
 # congestion table: four staggered flows into one bottleneck under each of rrxe's
 # congestion-control algorithms (one boot) and rdma_rxe (another), with a plot of every
 # flow's rate over time (Documentation/rrxe/cc-rates.svg, or RRXE_CC_SVG).
-# RRXE_BENCH_ONLY=perf or =congestion runs one of the two.
+# Then the transfer table: rrxe-xfer moving a 256 MiB file on each provider (one boot
+# each) against socat over TCP and ib_write_bw on the same path, with CPU seconds.
+# RRXE_BENCH_ONLY=perf, =congestion or =xfer runs one of the three.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"
@@ -21,7 +23,7 @@ if [ "${RRXE_BENCH_CLOCK:-}" = icount ]; then
 	echo "bench: instruction-counting guest clock (icount)" >&2
 fi
 only=${RRXE_BENCH_ONLY:-}
-if [ "$only" != congestion ]; then
+if [ -z "$only" ] || [ "$only" = perf ]; then
 for p in rrxe rxe siw; do
 	echo "== bench: $p" >&2
 	RRXE_PROVIDER=$p RRXE_KEEP_OUT="$res/$p" bash "$here/selftests/lib/bench.sh" perf >"$res/$p.log" 2>&1 ||
@@ -76,7 +78,7 @@ for name, k, better in rows:
 PY
 fi
 
-if [ "$only" != perf ]; then
+if [ -z "$only" ] || [ "$only" = congestion ]; then
 	step=${RRXE_CC_STEP:-6}
 	for p in rrxe rxe; do
 		echo "== bench: congestion, $p" >&2
@@ -88,4 +90,16 @@ if [ "$only" != perf ]; then
 	echo
 	echo "Congestion: four ib_send_bw flows (64 KiB) into one 100 Mbit/s bottleneck, flow i from $step*(i-1) s to $step*(9-i) s (+ set-up)"
 	python3 "$here/scripts/cc-table.py" "$res/cc" 100 "${RRXE_CC_SVG:-$here/Documentation/rrxe/cc-rates.svg}"
+fi
+
+if [ -z "$only" ] || [ "$only" = xfer ]; then
+	for p in rrxe rxe siw; do
+		echo "== bench: rrxe-xfer, $p" >&2
+		RRXE_PROVIDER=$p RRXE_KEEP_OUT="$res/xfer/$p" bash "$here/selftests/lib/bench.sh" xfer >"$res/xfer-$p.log" 2>&1 ||
+			{ echo "bench: the rrxe-xfer run on $p reported a problem:" >&2; tail -20 "$res/xfer-$p.log" >&2; }
+		cat "$res/xfer/$p/xfer.txt" >&2 2>/dev/null
+	done
+	echo
+	echo "rrxe-xfer: a 256 MiB file between two namespaces (median of ${RRXE_BENCH_REPS:-3}; CPU: user+system seconds of each side's process)"
+	python3 "$here/scripts/xfer-table.py" "$res/xfer"
 fi

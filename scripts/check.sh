@@ -19,6 +19,17 @@ read -r hp hf hs < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) {
 rm -f "$host_log"
 [ "$host_rc" = 0 ] || [ "$hf" -gt 0 ] || hf=1
 
+echo "== host tests (cargo test, tools/rrxe-xfer)"
+xfer_log=$(mktemp)
+(cd tools/rrxe-xfer && cargo test --release --locked 2>&1) | tee "$xfer_log"
+xfer_rc=${PIPESTATUS[0]}
+read -r xp xf < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) {
+		if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+	END { printf "%d %d\n", p, f }' "$xfer_log")
+rm -f "$xfer_log"
+[ "$xfer_rc" = 0 ] || [ "$xf" -gt 0 ] || xf=1
+hp=$((hp + xp)) hf=$((hf + xf))
+
 echo "== documentation (reStructuredText, docutils)"
 # (Debian's python3: setup.sh installs python3-docutils for it.)
 doc_log=$(mktemp)
@@ -45,6 +56,12 @@ read -r fp ff < <(tail -1 "$fz_log" | awk '/passed,/ { gsub(",", ""); print $1, 
 rm -f "$fz_log"
 [ -n "${fp:-}" ] || { fp=0 ff=1; }
 hp=$((hp + fp)) hf=$((hf + ff))
+echo "== lint (rustfmt and clippy on tools/rrxe-xfer)"
+if (cd tools/rrxe-xfer && cargo fmt --check && cargo clippy --release --locked --all-targets -- -D warnings 2>&1); then
+	hp=$((hp + 1))
+else
+	hf=$((hf + 1))
+fi
 
 echo "== module"
 vp=0 vf=0 vs=0

@@ -9,6 +9,7 @@ if [ "${1:-}" = clean ]; then
 	make "${args[@]}" clean >/dev/null
 	make -C "$KB" M="$here/selftests/ktest" LLVM="$LLVM_SUFFIX" clean >/dev/null
 	rm -f "$here/rust/sys/bindings_generated.rs" "$here/selftests/tools/rrxe-verify"
+	(cd "$here/tools/rrxe-xfer" && cargo clean)
 	exit 0
 fi
 if [ "${1:-}" = lint ]; then
@@ -35,3 +36,5 @@ t=$here/selftests/tools
 if [ ! -x "$t/rrxe-verify" ] || [ "$t/rrxe-verify.c" -nt "$t/rrxe-verify" ]; then
 	gcc -O2 -Wall -Wextra -o "$t/rrxe-verify" "$t/rrxe-verify.c" -libverbs
 fi
+# The transfer tool (selftests/xfer-*.sh, make bench), a cargo crate of its own.
+(cd "$here/tools/rrxe-xfer" && cargo build --release --locked -q)

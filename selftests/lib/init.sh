@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # PID 1 of the rrxe test VM. The host's root file system is mounted read-only over 9p;
 # this script makes the writable bits, installs the test kernel's modules plus rrxe.ko,
-# then runs the job named by RRXE_MODE (check | demo | capture | perf | ab | interop | probe)
+# then runs the job named by RRXE_MODE (check | demo | capture | perf | xfer | ab | interop | probe)
 # and powers off.
 # Results go to the 9p share "rrxeout" (the host reads them after the VM exits).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -92,6 +92,7 @@ check)
 demo) bash selftests/lib/demo.sh; rc=$? ;;
 capture) bash selftests/lib/capture-rxe.sh; rc=$? ;;
 perf) bash selftests/lib/perf.sh; rc=$? ;;
+xfer) bash selftests/lib/xfer-bench.sh; rc=$? ;;
 congestion) bash selftests/lib/congestion.sh; rc=$? ;;
 ab) bash selftests/lib/ab.sh; rc=$? ;;
 interop) bash selftests/lib/interop.sh >/tmp/out/results.tap; rc=$? ;;

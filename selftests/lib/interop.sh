@@ -24,8 +24,8 @@ wait_for "grep -q ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/*" 20
 gid=$(grep -l ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/* | head -1 | xargs basename)
 
 ktap_print_header
-steps=20
-[ "$role" = a ] && steps=21
+steps=24
+[ "$role" = a ] && steps=25
 ktap_set_plan $steps
 # step <name> <server role> <server cmd...> -- <client cmd...>: both commands get
 # "-p <port>", a TCP (or rdma_cm) port of this step's own, and the client gets the peer's
@@ -70,6 +70,7 @@ step() {
 	sleep 1
 }
 V=$PWD/tools/rrxe-verify
+X=$PWD/tools/xfer-step.sh
 for s in a b; do
 	if [ $s = a ]; then who="rrxe serves"; else who="rdma_rxe serves"; fi
 	step "$who: ibv_rc_pingpong -c 4 KiB" $s ibv_rc_pingpong -d $dev -g $gid -c -n 100 -s 4096 -- \
@@ -88,6 +89,8 @@ for s in a b; do
 		ib_write_bw -d $dev -x $gid -F -s 65536 -n 200
 	step "$who: rping -V (rdma_cm over QP1)" $s rping -s -a $me -V -C 20 -S 2000 -- \
 		rping -c -V -C 20 -S 2000 -a
+	step "$who: rrxe-xfer get 8 MiB, byte-compared" $s $X serve 8388609 -- $X get 8388609
+	step "$who: rrxe-xfer put 8 MiB, byte-compared" $s $X serve 8388609 -- $X put 8388609
 done
 # 1% loss both ways (each VM drops 1% of what it sends): rrxe offered selective
 # retransmission, rdma_rxe ignored the offer, and both fall back to IBTA go-back-N.

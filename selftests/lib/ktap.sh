@@ -68,7 +68,7 @@ VERIFY=$rrxe_dir/tools/rrxe-verify
 # rrxe_require [command|verify|exclusive]...: skips the whole script (exit 4) unless it
 # runs as root, rrxe can be loaded, no device is named rrxe0 or rrxe1 yet, the RDMA
 # subsystem shares devices between network namespaces, and every named command exists.
-# "verify": rrxe-verify is built. "mod:NAME": module NAME loads. "exclusive": the script unloads rrxe or needs the RDMA
+# "verify": rrxe-verify is built. "xfer": rrxe-xfer is built and rdma_ucm loads. "mod:NAME": module NAME loads. "exclusive": the script unloads rrxe or needs the RDMA
 # device list to itself, so no RDMA device may exist before it starts.
 rrxe_require() {
 	local c
@@ -89,6 +89,8 @@ rrxe_require() {
 	for c in "$@"; do
 		case $c in
 		verify) [ -x "$VERIFY" ] || rrxe_skip "rrxe-verify not built (make -C selftests)" ;;
+		xfer) [ -n "$XFER" ] || rrxe_skip "rrxe-xfer not built (cargo build --release in tools/rrxe-xfer)"
+			modprobe rdma_ucm 2>/dev/null || rrxe_skip "rdma_ucm not available" ;;
 		mod:*) modprobe "${c#mod:}" 2>/dev/null || rrxe_skip "module ${c#mod:} not available (see config)" ;;
 		exclusive)
 			[ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] ||
@@ -290,3 +292,72 @@ pingpong() {
 		return 1
 	fi
 }
+
+# provider_up <rrxe|rxe|siw>: one device of that provider on each host's veth (the bench's
+# boots, one provider each); sets d0 and d1 to their names and opt to perftest's option
+# for connecting them (-x 1: the IPv4-mapped RoCEv2 GID; -R: rdma_cm).
+provider_up() {
+	case $1 in
+	rrxe) devs_up; d0=rrxe0 d1=rrxe1 opt="-x 1" ;;
+	rxe)
+		modprobe rdma_rxe
+		in0 rdma link add rxe0 type rxe netdev va
+		in1 rdma link add rxe1 type rxe netdev vb
+		d0=rxe0 d1=rxe1 opt="-x 1"
+		sleep 2 ;;
+	siw)
+		modprobe siw
+		modprobe rdma_ucm
+		in0 rdma link add siw0 type siw netdev va
+		in1 rdma link add siw1 type siw netdev vb
+		# (siw cannot move to another RDMA namespace, no disassociate: both devices stay
+		# visible in both namespaces, see hosts_up on interface indexes.)
+		d0=siw0 d1=siw1 opt="-R"
+		sleep 2 ;;
+	esac
+}
+
+# The rrxe-xfer tool (tools/rrxe-xfer, a cargo crate): installed next to the scripts, or
+# built in the repository (the scripts' parent or RRXE_REPO in the test VM).
+XFER=
+for x in "$rrxe_dir/rrxe-xfer" "$rrxe_dir/../tools/rrxe-xfer/target/release/rrxe-xfer" \
+	"${RRXE_REPO:-/nonexistent}/tools/rrxe-xfer/target/release/rrxe-xfer"; do
+	[ -x "$x" ] && { XFER=$x; break; }
+done
+XPORT=18700
+# xfer_serve <root> [options...]: rrxe-xfer serve in the second namespace, in the
+# background (its log in $TMPD/xfer.srv); waits until it listens.
+xfer_serve() {
+	local root=$1
+	shift
+	# (Not through in1: a function runs in a subshell, and the EXIT trap's kill of that
+	# subshell would leave the server running, holding the test's output open.)
+	ip netns exec "$NS1" "$XFER" serve -r "$root" -l "$IP1:$XPORT" "$@" >>"$TMPD/xfer.srv" 2>&1 &
+	XFER_SRV=$!
+	wait_for "in1 ss -ltn | grep -q ':$XPORT '" 30
+}
+# xfer <args...>: the client in the first namespace; its output in $TMPD/xfer.out.
+xfer() { timeout 200 ip netns exec "$NS0" "$XFER" "$@" -P $XPORT >"$TMPD/xfer.out" 2>&1; }
+# xfer_ok <args...>: the client must succeed (its output is shown if not).
+xfer_ok() {
+	xfer "$@" && return 0
+	echo "# rrxe-xfer $* failed:"
+	sed 's/^/#   /' "$TMPD/xfer.out" | tail -5
+	echo "# server:"
+	sed 's/^/#   /' "$TMPD/xfer.srv" | tail -5
+	return 1
+}
+# xfer_fails <pattern> <args...>: the client must fail (exit 1) with a message matching.
+xfer_fails() {
+	local pat=$1 rc
+	shift
+	xfer "$@"
+	rc=$?
+	if [ $rc -ne 1 ] || ! grep -q -- "$pat" "$TMPD/xfer.out"; then
+		echo "# rrxe-xfer $*: exit $rc, expected 1 and '$pat':"
+		sed 's/^/#   /' "$TMPD/xfer.out" | tail -5
+		return 1
+	fi
+}
+# same <file> <file>: byte-identical.
+same() { cmp -s "$1" "$2" || { echo "# $1 and $2 differ"; cmp "$1" "$2" | head -2 | sed 's/^/# /'; return 1; }; }

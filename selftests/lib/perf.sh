@@ -11,24 +11,7 @@ out=/tmp/out/perf.txt
 : >"$out"
 modprobe ib_uverbs
 hosts_up
-case $prov in
-rrxe) devs_up; d0=rrxe0 d1=rrxe1 opt="-x 1" ;;
-rxe)
-	modprobe rdma_rxe
-	in0 rdma link add rxe0 type rxe netdev va
-	in1 rdma link add rxe1 type rxe netdev vb
-	d0=rxe0 d1=rxe1 opt="-x 1"
-	sleep 2 ;;
-siw)
-	modprobe siw
-	modprobe rdma_ucm
-	in0 rdma link add siw0 type siw netdev va
-	in1 rdma link add siw1 type siw netdev vb
-	# (siw cannot move to another RDMA namespace, no disassociate: both devices stay
-	# visible in both namespaces, see hosts_up on interface indexes.)
-	d0=siw0 d1=siw1 opt="-R"
-	sleep 2 ;;
-esac
+provider_up "$prov"
 [ "$prov" = rxe ] || modprobe rdma_ucm 2>/dev/null
 reps=${RRXE_BENCH_REPS:-3}
 # once <tool> <args...>: one client/server run; prints the result (MB/s, or us for

@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rrxe-xfer failures: a missing file, paths that leave the served directory ('..', a
+# symlink out, an absolute symlink) and a client killed in the middle of a transfer each
+# give a clear error and a non-zero exit, and the server goes on serving; the killed
+# transfer resumes from its partial file, and the server holds no MR afterwards.
+cd "$(dirname "$0")" && . lib/ktap.sh
+ktap_print_header
+rrxe_require xfer cmp
+ktap_set_plan 9
+hosts_up
+devs_up
+S=$TMPD/srv C=$TMPD/cli
+mkdir -p "$S/d" "$C"
+echo secret >"$TMPD/secret"
+ln -s ../secret "$S/out"
+ln -s /etc "$S/etc"
+head -c 4096 /dev/urandom >"$S/d/ok"
+xfer_serve "$S"
+ktap_check "a missing file: 'not found', exit 1" xfer_fails "not found" get $IP1:nosuch "$C/x"
+ktap_check "'..': refused" xfer_fails "refused" get $IP1:../secret "$C/x"
+ktap_check "a symlink out of the root: refused" xfer_fails "refused" get $IP1:out "$C/x"
+ktap_check "put through an absolute symlink: refused" xfer_fails "refused" put "$S/d/ok" $IP1:etc/evil
+ktap_eq "nothing was written outside the root" "no" "$([ -e /etc/evil ] || [ -e /etc/evil.rrxe-part ] && echo yes || echo no)"
+served() { xfer_ok get --quiet $IP1:d/ok "$C/ok" && same "$S/d/ok" "$C/ok"; }
+head -c $((192 << 20)) /dev/urandom >"$S/big"
+killed() {
+	# A slow transfer (64 KiB chunks, one in flight), killed after it has begun.
+	# (ip netns exec execs the tool: $! is the client itself.)
+	ip netns exec $NS0 "$XFER" get --quiet -c 64 -s 1 -P $XPORT $IP1:big "$C/big" >"$TMPD/kill.out" 2>&1 &
+	local p=$!
+	wait_for "[ \$(stat -c %s '$C/big.rrxe-part' 2>/dev/null || echo 0) -gt 4000000 ]" 100
+	kill -9 $p
+	wait $p 2>/dev/null
+	local have
+	have=$(stat -c %s "$C/big.rrxe-part")
+	echo "# killed with $have bytes of $((192 << 20)) in the partial file"
+	[ "$have" -gt 0 ] && [ "$have" -lt $((192 << 20)) ] && served
+}
+ktap_check "a client killed mid-transfer: the server serves the next one" killed
+wait_for "grep -q 'connection ended' '$TMPD/xfer.srv'" 40
+ktap_eq "the server logged the vanished client" "1" "$(grep -c 'connection ended' "$TMPD/xfer.srv")"
+resume() {
+	local part
+	part=$(stat -c %s "$C/big.rrxe-part")
+	xfer_ok get --resume $IP1:big "$C/big" || return 1
+	echo "# $(grep 'bytes in' "$TMPD/xfer.out")"
+	grep -q " $(( (192 << 20) - part )) bytes in" "$TMPD/xfer.out" && same "$S/big" "$C/big"
+}
+ktap_check "get --resume moves only the missing bytes" resume
+mrs() { rdma resource show mr 2>/dev/null | grep -c 'comm rrxe-xfer'; }
+wait_for "[ \$(rdma resource show mr 2>/dev/null | grep -c 'comm rrxe-xfer') = 0 ]" 10
+ktap_eq "no MR of rrxe-xfer left registered" 0 "$(mrs)"
+devs_down
+ktap_finished
