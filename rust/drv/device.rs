@@ -9,7 +9,7 @@ use super::res::{access, Ah, Cq, Mr, Mw, Pd, Srq};
 use super::shared::{filled, DevShared};
 use super::stats::Stats;
 use super::tx::Path;
-use crate::kabi::ib::{DevParams, IbDev, IbDriver, ResAttrs};
+use crate::kabi::ib::{DevParams, IbDev, IbDriver, ResAttrs, MAX_COUNTERS};
 use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
 use crate::kabi::netdev::{NetDevice, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
@@ -23,6 +23,9 @@ use crate::sys as b;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
+
+// Every counter reaches `rdma statistic`.
+const _: () = assert!(Stats::NAMES.len() <= MAX_COUNTERS);
 
 /// First QPN handed out (0 and 1 are the special QPs; rxe starts at 16).
 const MIN_QPN: u32 = 16;

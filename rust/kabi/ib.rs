@@ -1258,8 +1258,9 @@ unsafe extern "C" fn destroy_srq<T: IbDriver>(
     0
 }
 
-/// Most counters a driver may expose.
-const MAX_COUNTERS: usize = 64;
+/// Most counters a driver may expose (a driver checks its list against it at build time:
+/// a longer list would lose its tail from `rdma statistic` without a word).
+pub(crate) const MAX_COUNTERS: usize = 128;
 
 struct StatDescs(Opaque<[b::rdma_stat_desc; MAX_COUNTERS]>);
 // SAFETY: written once in `LinkRegistration::register` (module init) before any device
