@@ -23,7 +23,8 @@ use sideway::ibverbs::queue_pair::{
 };
 use sideway::ibverbs::AccessFlags;
 use sideway::rdmacm::communication_manager::{
-    ConnectionParameter, Event, EventChannel, EventType, Identifier, PortSpace,
+    BindAddressErrorKind, ConnectionParameter, Event, EventChannel, EventType, Identifier,
+    PortSpace,
 };
 
 use crate::wire::{Frame, NOTICE_LEN};
@@ -438,9 +439,22 @@ impl Link {
             .map_err(err("rdma_create_id"))?;
         let mut port = None;
         for p in base..base.saturating_add(span) {
-            if id.bind_addr(SocketAddr::new(ip, p)).is_ok() {
-                port = Some(p);
-                break;
+            match id.bind_addr(SocketAddr::new(ip, p)) {
+                Ok(()) => {
+                    port = Some(p);
+                    break;
+                }
+                // Taken: try the next one. Anything else (no RDMA device on that
+                // address, say) would fail on every port: report it as it is.
+                Err(e) => {
+                    let os = match &e.source {
+                        BindAddressErrorKind::Rdmacm(os) => os.raw_os_error(),
+                        _ => None,
+                    };
+                    if os != Some(libc::EADDRINUSE) {
+                        return Err(format!("rdma_bind_addr {ip}:{p}: {}", e.source));
+                    }
+                }
             }
         }
         let port =
