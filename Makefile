@@ -11,7 +11,7 @@ REPO := $(CURDIR)
 SETUP := scripts/setup.sh
 ENV := source scripts/env.sh
 
-.PHONY: all setup kernel module lint host-test vm-test interop check run paths clean fmt bench ab fuzz
+.PHONY: all setup kernel module lint host-test vm-test interop check check-debug run paths clean fmt bench ab fuzz
 
 all: module
 
@@ -45,6 +45,11 @@ interop: module
 # Host tests, then every selftest in a VM. The last line is "N passed, N failed, N skipped".
 check: setup
 	@bash scripts/check.sh
+
+# Every VM selftest on the debug kernel (KASAN, kmemleak, lockdep, UBSAN, debug objects,
+# failslab), built and cached beside the fast one; fails on any report.
+check-debug: setup
+	@bash scripts/check-debug.sh
 
 run: module
 	@bash selftests/lib/bench.sh demo

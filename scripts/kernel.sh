@@ -11,8 +11,17 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"
 
-# merged: the fragment the kernel is configured with (base, then the selftests' config).
-merged() { cat "$here/.config.fragment" "$here/selftests/config"; }
+# RRXE_KERNEL=debug: the debug test kernel (make check-debug), .config.debug on top,
+# cached under its own key beside the fast one.
+variant=${RRXE_KERNEL:-test}
+case $variant in
+test) extra=() ;;
+debug) extra=("$here/.config.debug") ;;
+*) echo "kernel: RRXE_KERNEL must be test or debug" >&2; exit 1 ;;
+esac
+# merged: the fragment the kernel is configured with (base, then the selftests' config,
+# then the debug options for the debug kernel).
+merged() { cat "$here/.config.fragment" "$here/selftests/config" ${extra[@]+"${extra[@]}"}; }
 # An option in both would make one of them silently lose: refuse it.
 dup=$(merged | sed -n -e 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' -e 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set/\1/p' | sort | uniq -d)
 if [ -n "$dup" ]; then
@@ -37,7 +46,7 @@ fi
 log() { printf 'kernel: %s\n' "$*" >&2; }
 mk() { make -C "$KSRC" O="$KB" LLVM="$LLVM_SUFFIX" BINDGEN="$RRXE_BINDGEN" "$@"; }
 
-log "building Linux $kver in $KB (about 11 minutes on 2 cores)"
+log "building the $variant Linux $kver in $KB (about 11 minutes on 2 cores)"
 rm -rf "$KB"
 mkdir -p "$KB"
 {
@@ -50,7 +59,7 @@ mkdir -p "$KB"
 # Kconfig silently drops options whose dependencies are missing; the ones we cannot live
 # without (every option selftests/config turns on, and the bench's) are checked here so
 # the failure is explicit.
-for opt in $(sed -n 's/^CONFIG_\([A-Za-z0-9_]*\)=[ym]$/\1/p' "$here/selftests/config") \
+for opt in $(sed -n 's/^CONFIG_\([A-Za-z0-9_]*\)=[ym]$/\1/p' "$here/selftests/config" ${extra[@]+"${extra[@]}"}) \
 	RDMA_RXE RDMA_SIW NET_CLS_MATCHALL NET_9P_VIRTIO 9P_FS; do
 	if ! grep -Eq "^CONFIG_${opt}=(y|m)" "$KB/.config"; then
 		echo "kernel: CONFIG_$opt did not survive configuration (see $KB/config.log)." >&2

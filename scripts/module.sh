@@ -8,7 +8,8 @@ args=(-C "$KB" M="$here" LLVM="$LLVM_SUFFIX" BINDGEN="$RRXE_BINDGEN")
 if [ "${1:-}" = clean ]; then
 	make "${args[@]}" clean >/dev/null
 	make -C "$KB" M="$here/selftests/ktest" LLVM="$LLVM_SUFFIX" clean >/dev/null
-	rm -f "$here/rust/sys/bindings_generated.rs" "$here/selftests/tools/rrxe-verify"
+	rm -f "$here/rust/sys/bindings_generated.rs" "$here/selftests/tools/rrxe-verify" \
+		"$here/selftests/tools/rrxe-hostile"
 	(cd "$here/tools/rrxe-xfer" && cargo clean)
 	exit 0
 fi
@@ -38,3 +39,7 @@ if [ ! -x "$t/rrxe-verify" ] || [ "$t/rrxe-verify.c" -nt "$t/rrxe-verify" ]; the
 fi
 # The transfer tool (selftests/xfer-*.sh, make bench), a cargo crate of its own.
 (cd "$here/tools/rrxe-xfer" && cargo build --release --locked -q)
+# The hostile peer (selftests/hostile.sh).
+if [ ! -x "$t/rrxe-hostile" ] || [ "$t/rrxe-hostile.c" -nt "$t/rrxe-hostile" ]; then
+	gcc -O2 -Wall -Wextra -o "$t/rrxe-hostile" "$t/rrxe-hostile.c"
+fi

@@ -47,7 +47,7 @@ read -ra qemu_extra <<<"${RRXE_QEMU_EXTRA:-}"
 
 # Problems the guest kernel reported in a dmesg dump (WARN, BUG, oops, ...).
 dmesg_problems() {
-	[ -f "$1" ] && grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|UBSAN|panicked at|refcount_t:|general protection' "$1"
+	[ -f "$1" ] && grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|UBSAN|ODEBUG|panicked at|refcount_t:|general protection' "$1"
 }
 
 # KVM on this kind of machine is a nested hypervisor that cannot boot a stock kernel; use
@@ -148,6 +148,11 @@ if [ -f "$out/dmesg.txt" ]; then
 		echo "$bad" | head -40 >&2
 		problems=1
 	fi
+fi
+if [ -s "$out/kmemleak.txt" ]; then
+	echo "bench: FAIL: kmemleak found leaks allocated by rrxe:" >&2
+	head -40 "$out/kmemleak.txt" >&2
+	problems=1
 fi
 # RRXE_KEEP_OUT=dir keeps everything the guest wrote (results, dmesg, captures).
 [ -n "${RRXE_KEEP_OUT:-}" ] && mkdir -p "$RRXE_KEEP_OUT" && cp -r "$out"/. "$RRXE_KEEP_OUT"/

@@ -64,6 +64,8 @@ TMPD=$(mktemp -d /tmp/rrxe-selftest.XXXXXX)
 # or installed next to the scripts (kselftest install flattens generated files).
 VERIFY=$rrxe_dir/tools/rrxe-verify
 [ -x "$VERIFY" ] || [ ! -x "$rrxe_dir/rrxe-verify" ] || VERIFY=$rrxe_dir/rrxe-verify
+HOSTILE=$rrxe_dir/tools/rrxe-hostile
+[ -x "$HOSTILE" ] || [ ! -x "$rrxe_dir/rrxe-hostile" ] || HOSTILE=$rrxe_dir/rrxe-hostile
 
 # rrxe_require [command|verify|exclusive]...: skips the whole script (exit 4) unless it
 # runs as root, rrxe can be loaded, no device is named rrxe0 or rrxe1 yet, the RDMA
@@ -91,6 +93,7 @@ rrxe_require() {
 		verify) [ -x "$VERIFY" ] || rrxe_skip "rrxe-verify not built (make -C selftests)" ;;
 		xfer) [ -n "$XFER" ] || rrxe_skip "rrxe-xfer not built (cargo build --release in tools/rrxe-xfer)"
 			modprobe rdma_ucm 2>/dev/null || rrxe_skip "rdma_ucm not available" ;;
+		hostile) [ -x "$HOSTILE" ] || rrxe_skip "rrxe-hostile not built (make -C selftests)" ;;
 		mod:*) modprobe "${c#mod:}" 2>/dev/null || rrxe_skip "module ${c#mod:} not available (see config)" ;;
 		exclusive)
 			[ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] ||
@@ -129,6 +132,24 @@ rrxe_cleanup() {
 	# The kernel-consumer test module, if the script loaded it.
 	grep -q '^rrxe_ktest ' /proc/modules && rmmod rrxe_ktest 2>/dev/null
 	rm -rf "$TMPD"
+	kmemleak_scan
+	return 0
+}
+
+# On a kernel with kmemleak (make check-debug): a scan once the script's objects are old
+# enough to be reported (5 s), then every suspected leak whose allocation trace names
+# rrxe is appended to the results share's kmemleak.txt (the bench fails on it) and the
+# list is cleared for the next script.
+kmemleak_scan() {
+	local f=/sys/kernel/debug/kmemleak
+	[ -w $f ] || return 0
+	sleep 6
+	echo scan >$f 2>/dev/null
+	if [ -d /tmp/out ]; then
+		awk -v s="${0##*/}" '/^unreferenced object/ { if (e ~ /rrxe/) print e; e = "# " s ": " $0 "\n"; next }
+			{ e = e $0 "\n" } END { if (e ~ /rrxe/) print e }' $f >>/tmp/out/kmemleak.txt
+	fi
+	echo clear >$f 2>/dev/null
 	return 0
 }
 

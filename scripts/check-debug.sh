@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `make check-debug`: every VM selftest on the debug test kernel (.config.debug: KASAN,
+# kmemleak, lockdep, UBSAN, debug objects for timers and work, failslab). Fails on any
+# failed case and on any report: the guest's dmesg is scanned for KASAN, lockdep, UBSAN,
+# WARN, BUG and Rust panics, and each script ends with a kmemleak scan whose leaks with
+# rrxe in their allocation trace are collected (selftests/lib/ktap.sh).
+# The module is built against the debug kernel in a copy of the tree
+# ($RRXE_CACHE/debug-src), so the fast kernel's build stays as it is.
+# Last line: "N passed, N failed, N skipped".
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/scripts/env.sh"
+bash "$here/scripts/setup.sh" || exit 1
+KB=$(RRXE_KERNEL=debug bash "$here/scripts/kernel.sh") || exit 1
+src=$RRXE_CACHE/debug-src
+mkdir -p "$src"
+rsync -a --delete --exclude .git --exclude target --exclude '*.o' --exclude '*.ko' \
+	--exclude '.*.cmd' "$here"/ "$src"/ || exit 1
+export RRXE_KDIR=$KB
+bash "$src/scripts/module.sh" || exit 1
+# KASAN and lockdep slow the guest down about threefold.
+RRXE_VM_TIMEOUT=${RRXE_VM_TIMEOUT:-7200} RRXE_TEST_TIMEOUT=${RRXE_TEST_TIMEOUT:-720} \
+	bash "$src/selftests/lib/bench.sh" check
