@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Kernel consumers: rrxe_ktest.ko (selftests/ktest) drives rrxe0 the way an in-kernel ULP
 # does (kernel PD, CQ polled from a workqueue, kernel SRQ, two kernel RC QPs connected to
-# each other, fast-registration MRs, local and remote invalidation, key generations) and
+# each other, fast-registration MRs, local and remote invalidation, key generations,
+# ATOMIC WRITE and FLUSH) and
 # logs one KTAP line per case; each becomes a case here. Its load fails
 # unless every case passed, and the device must carry traffic afterwards.
 cd "$(dirname "$0")" && . lib/ktap.sh
@@ -10,7 +11,8 @@ ktap_print_header
 rrxe_require verify insmod
 ko=ktest/rrxe_ktest.ko
 [ -f $ko ] || rrxe_skip "$ko not built (make -C selftests with KDIR set to the running kernel's build tree)"
-ktap_set_plan 14
+cases=14 # NCASES in ktest/rrxe_ktest.c
+ktap_set_plan $((cases + 2))
 hosts_up
 devs_up
 dmesg_mark
@@ -18,7 +20,7 @@ insmod $ko dev=rrxe0
 rc=$?
 dmesg_since | sed -n 's/.*rrxe_ktest: //p' >$TMPD/kt.log
 grep '^#' $TMPD/kt.log
-for i in $(seq 12); do
+for i in $(seq $cases); do
 	line=$(grep -E "^(not )?ok $i " $TMPD/kt.log)
 	name=${line#* $i }
 	case $line in

@@ -25,7 +25,7 @@ MODULE_PARM_DESC(dev, "name of the rrxe device to test");
 #define KT "rrxe_ktest: "
 #define BUF_LEN 8192
 #define WAIT (5 * HZ)
-#define NCASES 12
+#define NCASES 14
 /* The fast-registered region: 6000 bytes from 100 bytes into buffer 2 (two pages). */
 #define FR_OFF 100
 #define FR_LEN 6000
@@ -465,6 +465,81 @@ static bool reg_twice_case(struct kt *t)
 	return reg_mr(t, IB_WC_SUCCESS) && reg_mr(t, IB_WC_LOC_QP_OP_ERR) && reconnect(t);
 }
 
+/* IB_WR_REG_MR of the test MR on QP b with its next key and these access flags. */
+static bool reg_mr_access(struct kt *t, int access)
+{
+	struct ib_reg_wr wr = {};
+
+	ib_update_fast_reg_key(t->mr, ib_inc_rkey(t->mr->rkey));
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.mr = t->mr;
+	wr.key = t->mr->rkey;
+	wr.access = access;
+	return post_wait(t, t->b, &wr.wr, op_new(t), IB_WC_SUCCESS, IB_WC_REG_MR, "reg_mr");
+}
+
+/* An IB_WR_ATOMIC_WRITE or IB_WR_FLUSH (an ib_rdma_wr: the SGE list names the 8 bytes,
+ * or, for FLUSH, the range's length) through the test MR's rkey at `off` bytes into its
+ * region, posted on QP a. */
+static bool placement_op(struct kt *t, enum ib_wr_opcode opcode, u32 off, u32 len,
+			 enum ib_wc_status want)
+{
+	struct ib_sge sge = { .addr = t->dma[0], .length = len, .lkey = t->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {};
+
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = len ? 1 : 0;
+	wr.wr.opcode = opcode;
+	wr.remote_addr = t->mr->iova + off;
+	wr.rkey = t->mr->rkey;
+	return post_wait(t, t->a, &wr.wr, op_new(t), want,
+			 opcode == IB_WR_FLUSH ? IB_WC_FLUSH : IB_WC_ATOMIC_WRITE,
+			 opcode == IB_WR_FLUSH ? "flush" : "atomic_write");
+}
+
+/* ATOMIC WRITE of 8 bytes to an aligned address of the fast-registered region: they land. */
+static bool atomic_write_case(struct kt *t)
+{
+	u32 off = ALIGN(t->mr->iova, 8) - t->mr->iova;
+	static const u8 v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	memcpy(t->buf[0], v, 8);
+	memset(t->buf[2], 0, BUF_LEN);
+	if (!placement_op(t, IB_WR_ATOMIC_WRITE, off, 8, IB_WC_SUCCESS))
+		return false;
+	if (memcmp(t->buf[2] + FR_OFF + off, v, 8)) {
+		pr_info(KT "# ATOMIC WRITE: the 8 bytes did not land\n");
+		return false;
+	}
+	/* Misaligned: refused before it is sent (as an atomic's), the QP fails; connected
+	 * again after. */
+	return placement_op(t, IB_WR_ATOMIC_WRITE, off + 4, 8, IB_WC_LOC_LEN_ERR) &&
+	       reconnect(t);
+}
+
+/* FLUSH (placement type global): refused by an MR and a QP without FLUSH_GLOBAL; with it,
+ * a range inside the region and the whole MR succeed, a range beyond it is refused. */
+static bool flush_case(struct kt *t)
+{
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV };
+	struct ib_qp_attr attr = { .qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				   IB_ACCESS_REMOTE_READ | IB_ACCESS_FLUSH_GLOBAL };
+	int acc = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+
+	if (!placement_op(t, IB_WR_FLUSH, 0, 64, IB_WC_REM_ACCESS_ERR) || !reconnect(t))
+		return false;
+	inv.ex.invalidate_rkey = t->mr->rkey;
+	if (!post_wait(t, t->b, &inv, op_new(t), IB_WC_SUCCESS, IB_WC_LOCAL_INV, "local_inv") ||
+	    !reg_mr_access(t, acc | IB_ACCESS_FLUSH_GLOBAL) ||
+	    ib_modify_qp(t->b, &attr, IB_QP_ACCESS_FLAGS))
+		return false;
+	if (!placement_op(t, IB_WR_FLUSH, 0, FR_LEN, IB_WC_SUCCESS) ||
+	    !placement_op(t, IB_WR_FLUSH, 0, 0, IB_WC_SUCCESS))
+		return false;
+	return placement_op(t, IB_WR_FLUSH, 0, FR_LEN + 4096, IB_WC_REM_ACCESS_ERR) &&
+	       reconnect(t);
+}
+
 static void run(struct kt *t)
 {
 	struct ib_srq_init_attr sinit = {
@@ -523,6 +598,10 @@ static void run(struct kt *t)
 	report(t, send_inv_case(t),
 	       "SEND with invalidate: IB_WC_WITH_INVALIDATE and the rkey, then the rkey is refused");
 	report(t, reg_twice_case(t), "REG_MR of a registered MR fails (local QP operation error)");
+	report(t, atomic_write_case(t),
+	       "ATOMIC WRITE: 8 aligned bytes land; a misaligned one fails locally");
+	report(t, flush_case(t),
+	       "FLUSH refused without FLUSH_GLOBAL access; with it a range and the MR succeed");
 	report(t, ib_dereg_mr(t->mr) == 0, "the fast-registration MR deregisters");
 	t->mr = NULL;
 out:

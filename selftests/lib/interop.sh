@@ -23,9 +23,11 @@ wait_for "grep -q ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/*" 20
 # The IPv4-mapped RoCEv2 GID's index (the table order differs between providers).
 gid=$(grep -l ffff:0a01 /sys/class/infiniband/$dev/ports/1/gids/* | head -1 | xargs basename)
 
+# rrxe offers verified WRITEs: towards rdma_rxe, which never accepts, WRITEs stay plain.
+[ "$role" = a ] && echo 1 >/sys/kernel/debug/rrxe-$dev/verify/enable
 ktap_print_header
-steps=24
-[ "$role" = a ] && steps=25
+steps=28
+[ "$role" = a ] && steps=30
 ktap_set_plan $steps
 # step <name> <server role> <server cmd...> -- <client cmd...>: both commands get
 # "-p <port>", a TCP (or rdma_cm) port of this step's own, and the client gets the peer's
@@ -91,6 +93,10 @@ for s in a b; do
 		rping -c -V -C 20 -S 2000 -a
 	step "$who: rrxe-xfer get 8 MiB, byte-compared" $s $X serve 8388609 -- $X get 8388609
 	step "$who: rrxe-xfer put 8 MiB, byte-compared" $s $X serve 8388609 -- $X put 8388609
+	step "$who: WRITEs with verify on at rrxe, each read back" $s $V -d $dev -g $gid -o vwrite -s 65536 -n 50 -- \
+		$V -d $dev -g $gid -o vwrite -s 65536 -n 50
+	step "$who: ATOMIC WRITE, each read back" $s $V -d $dev -g $gid -o atomic-write -n 200 -k 4 -- \
+		$V -d $dev -g $gid -o atomic-write -n 200 -k 4
 done
 # 1% loss both ways (each VM drops 1% of what it sends): rrxe offered selective
 # retransmission, rdma_rxe ignored the offer, and both fall back to IBTA go-back-N.
@@ -109,5 +115,8 @@ if [ "$role" = a ]; then
 	ktap_print_msg "rrxe towards rdma_rxe: negotiated $neg, fell back $fb, kept out of order $kept"
 	ktap_eq "rrxe fell back to go-back-N with rdma_rxe (nothing negotiated, nothing kept)" \
 		"0 yes 0" "$neg $([ "$fb" -gt 0 ] && echo yes) $kept"
+	vn=$(counter $dev verify_negotiated) vs=$(counter $dev verify_sent) vh=$(counter $dev verify_hello)
+	ktap_print_msg "rrxe towards rdma_rxe with verify on: hellos $vh, negotiated $vn, verified WRITEs sent $vs"
+	ktap_eq "verify on towards rdma_rxe: never negotiated, every WRITE plain" "0 0" "$vn $vs"
 fi
 ktap_finished
