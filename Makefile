@@ -11,7 +11,7 @@ REPO := $(CURDIR)
 SETUP := scripts/setup.sh
 ENV := source scripts/env.sh
 
-.PHONY: all setup kernel module lint host-test vm-test interop check check-debug run paths clean fmt bench ab fuzz
+.PHONY: all setup kernel module lint host-test vm-test interop check check-debug run paths clean fmt bench ab fuzz profile
 
 all: module
 
@@ -68,6 +68,11 @@ ab: module
 FUZZ_SECONDS ?= 60
 fuzz: setup
 	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# Not a test: a flame graph of the data path (PROFILE=write_bw or write_lat), perf in
+# the guest, folded with inferno; `make profile SVG=path`.
+profile: module
+	@bash scripts/profile.sh $(SVG)
 
 paths: setup
 	@bash scripts/paths.sh

@@ -6,7 +6,9 @@
 # flow's rate over time (Documentation/rrxe/cc-rates.svg, or RRXE_CC_SVG).
 # Then the transfer table: rrxe-xfer moving a 256 MiB file on each provider (one boot
 # each) against socat over TCP and ib_write_bw on the same path, with CPU seconds.
-# RRXE_BENCH_ONLY=perf, =congestion or =xfer runs one of the three.
+# Then the verified-WRITE table: verified WRITE against WRITE + READ + compare and against
+# a plain WRITE, latency and bandwidth, at path MTU 1024 and 4096 (rrxe, one boot).
+# RRXE_BENCH_ONLY=perf, =congestion, =xfer or =verify runs one of the four.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"
@@ -102,4 +104,37 @@ if [ -z "$only" ] || [ "$only" = xfer ]; then
 	echo
 	echo "rrxe-xfer: a 256 MiB file between two namespaces (median of ${RRXE_BENCH_REPS:-3}; CPU: user+system seconds of each side's process)"
 	python3 "$here/scripts/xfer-table.py" "$res/xfer"
+fi
+if [ -z "$only" ] || [ "$only" = verify ]; then
+	echo "== bench: verified WRITE" >&2
+	RRXE_PROVIDER=rrxe RRXE_KEEP_OUT="$res/vb" bash "$here/selftests/lib/bench.sh" vbench >"$res/vb.log" 2>&1 ||
+		{ echo "bench: the verified-WRITE run reported a problem:" >&2; tail -20 "$res/vb.log" >&2; }
+	echo
+	echo "Verified WRITE (rrxe <-> rrxe): latency post to completion, p50 (us); bandwidth 64 KiB, 16 in flight (MB/s)"
+	python3 - "$res/vb/perf.txt" <<'PY'
+import sys
+d = {}
+try:
+    for line in open(sys.argv[1]):
+        p = line.split()
+        if len(p) == 2:
+            try:
+                d[p[0]] = float(p[1])
+            except ValueError:
+                pass
+except OSError:
+    pass
+def r(a, b):
+    return "-" if a is None or b is None or b == 0 else "%.2f" % (a / b)
+def f(v):
+    return "FAIL" if v is None else "%g" % v
+print("| path MTU | test | WRITE | WRITE+READ+compare | verified WRITE | verified/(WRITE+READ) | verified/WRITE |")
+print("|---|---|---|---|---|---|---|")
+for m in (1024, 4096):
+    for s in (8, 4096, 65536):
+        w, wr, v = (d.get("lat_%s_%d_mtu%d" % (k, s, m)) for k in ("write", "write_read", "verified"))
+        print("| %d | latency %d B (us) | %s | %s | %s | %s | %s |" % (m, s, f(w), f(wr), f(v), r(v, wr), r(v, w)))
+    w, v = d.get("bw_write_65536_mtu%d" % m), d.get("bw_verified_65536_mtu%d" % m)
+    print("| %d | bandwidth 64 KiB (MB/s) | %s | - | %s | - | %s |" % (m, f(w), f(v), r(v, w)))
+PY
 fi

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest job of `make profile` (RRXE_MODE=profile, rrxe): one perftest run between the
+# two namespaces (RRXE_PROFILE = write_bw: ib_write_bw 64 KiB, 1 QP; write_lat:
+# ib_write_lat 8 B) while `perf record -a -g` samples every CPU (software clock: TCG has
+# no PMU); writes the samples as `perf script` text to /tmp/out/perf.script and the
+# tool's result line to /tmp/out/result.txt. Never run by `make check`.
+cd "$(dirname "$0")/.." || exit 1
+. lib/ktap.sh
+what=${RRXE_PROFILE:-write_bw}
+dur=${RRXE_BENCH_SECONDS:-5}
+modprobe ib_uverbs
+hosts_up
+devs_up
+case $what in
+write_bw) tool=ib_write_bw args="-s 65536 -D $dur" ;;
+write_lat) tool=ib_write_lat args="-s 8 -n 20000" ;;
+*) echo "profile: unknown RRXE_PROFILE $what"; exit 2 ;;
+esac
+ip netns exec $NS1 timeout 120 $tool -d rrxe1 -F -x 1 $args >/tmp/p.srv 2>&1 &
+srv=$!
+wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
+perf record -a -g -F 997 -o /tmp/perf.data -- sleep $((dur + 2)) >/tmp/out/perf-record.log 2>&1 &
+rec=$!
+sleep 1
+ip netns exec $NS0 timeout 120 $tool -d rrxe0 -F -x 1 $args $IP1 >/tmp/p.cli 2>&1
+wait $srv
+wait $rec
+grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' /tmp/p.cli | tee /tmp/out/result.txt
+perf script -i /tmp/perf.data >/tmp/out/perf.script 2>/tmp/out/perf-script.log
+echo "profile: $(wc -l </tmp/out/perf.script) lines of samples"
+devs_down
