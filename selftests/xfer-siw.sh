@@ -18,6 +18,15 @@ siw_down() {
 trap 'siw_down; rrxe_cleanup' EXIT
 provider_up siw
 wait_for "[ -e /sys/class/infiniband/siw0 ] && [ -e /sys/class/infiniband/siw1 ]" 10
+# What rdma_cm matches a bound address against: each siw device's first GID entry and
+# its net device's index.
+for d in 0 1; do
+	echo "# siw$d: gid0 $(cat /sys/class/infiniband/siw$d/ports/1/gids/0 2>&1)," \
+		"ndev $(cat /sys/class/infiniband/siw$d/ports/1/gid_attrs/ndevs/0 2>&1)"
+done
+echo "# va: $(in0 cat /sys/class/net/va/ifindex /sys/class/net/va/address | tr '\n' ' ')" \
+	"vb: $(in1 cat /sys/class/net/vb/ifindex /sys/class/net/vb/address | tr '\n' ' ')"
+rdma link show | sed 's/^/# /'
 S=$TMPD/srv C=$TMPD/cli
 mkdir -p "$S" "$C"
 head -c $((16 << 20)) /dev/urandom >"$S/f"

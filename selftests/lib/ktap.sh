@@ -72,6 +72,7 @@ HOSTILE=$rrxe_dir/tools/rrxe-hostile
 # subsystem shares devices between network namespaces, and every named command exists.
 # "verify": rrxe-verify is built. "xfer": rrxe-xfer is built and rdma_ucm loads. "mod:NAME": module NAME loads. "exclusive": the script unloads rrxe or needs the RDMA
 # device list to itself, so no RDMA device may exist before it starts.
+RRXE_MODS=
 rrxe_require() {
 	local c
 	[ "$(id -u)" = 0 ] || rrxe_skip "must run as root"
@@ -94,7 +95,10 @@ rrxe_require() {
 		xfer) [ -n "$XFER" ] || rrxe_skip "rrxe-xfer not built (cargo build --release in tools/rrxe-xfer)"
 			modprobe rdma_ucm 2>/dev/null || rrxe_skip "rdma_ucm not available" ;;
 		hostile) [ -x "$HOSTILE" ] || rrxe_skip "rrxe-hostile not built (make -C selftests)" ;;
-		mod:*) modprobe "${c#mod:}" 2>/dev/null || rrxe_skip "module ${c#mod:} not available (see config)" ;;
+		mod:*)
+			# (Remembered, newest first, for rrxe_cleanup to unload.)
+			grep -qs "^${c#mod:} " /proc/modules || RRXE_MODS="${c#mod:} $RRXE_MODS"
+			modprobe "${c#mod:}" 2>/dev/null || rrxe_skip "module ${c#mod:} not available (see config)" ;;
 		exclusive)
 			[ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] ||
 				rrxe_skip "other RDMA devices exist: this test unloads rrxe or needs the device list to itself"
@@ -131,6 +135,11 @@ rrxe_cleanup() {
 	grep -qs '^rrxe ' /proc/modules || modprobe rrxe 2>/dev/null
 	# The kernel-consumer test module, if the script loaded it.
 	grep -q '^rrxe_ktest ' /proc/modules && rmmod rrxe_ktest 2>/dev/null
+	# Modules rrxe_require loaded, and only those. They can outlive the script in ways
+	# the next one notices: rds_rdma keeps rdma_cm listeners on every address, and a
+	# soft-iWARP device added later fails to take them over, so rdma_cm drops the device
+	# and binds to its address fail with ENODEV.
+	for p in $RRXE_MODS; do rmmod "$p" 2>/dev/null; done
 	rm -rf "$TMPD"
 	kmemleak_scan
 	return 0
