@@ -28,9 +28,9 @@ one() {
 	fi
 	tr ' ' '\n' </tmp/vb.out | sed -n "s|^$key=||p"
 }
-# pair <plain name> <verified name> <key> <rrxe-verify args...>: the same run with
+# alternate <plain name> <verified name> <key> <rrxe-verify args...>: the same run with
 # verify/enable 0 and 1, alternating, RRXE_BENCH_REPS times; both medians.
-pair() {
+alternate() {
 	local np=$1 nv=$2 key=$3 p="" v="" i
 	shift 3
 	for ((i = 0; i < reps; i++)); do
@@ -48,7 +48,7 @@ for mtu in 1500 9000; do
 	m=$([ $mtu = 1500 ] && echo 1024 || echo 4096)
 	for size in 8 4096 65536; do
 		n=$([ $size = 65536 ] && echo 300 || echo 1000)
-		pair lat_write_${size}_mtu$m lat_verified_${size}_mtu$m lat_us_p50 \
+		alternate lat_write_${size}_mtu$m lat_verified_${size}_mtu$m lat_us_p50 \
 			-o wonly -s $size -n $n -k 1 -m $m
 		vknob enable 0
 		wr=""
@@ -57,7 +57,7 @@ for mtu in 1500 9000; do
 		done
 		echo "lat_write_read_${size}_mtu$m $(median $wr)" | tee -a "$out"
 	done
-	pair bw_write_65536_mtu$m bw_verified_65536_mtu$m MB/s -o wonly -s 65536 -n 2000 -k 16 -m $m
+	alternate bw_write_65536_mtu$m bw_verified_65536_mtu$m MB/s -o wonly -s 65536 -n 2000 -k 16 -m $m
 done
 echo "verify counters: ok $(counter rrxe1 verify_ok) failed $(counter rrxe1 verify_failed) sent $(counter rrxe0 verify_sent) unnegotiated $(counter rrxe0 verify_unnegotiated)" | tee -a "$out"
 devs_down
