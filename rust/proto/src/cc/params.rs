@@ -264,7 +264,7 @@ const TABLE: [ParamInfo; 27] = [
     ),
     p(
         "pacer_burst",
-        16_384,
+        4096,
         256,
         16_777_216,
         "pacer bucket depth, bytes",
