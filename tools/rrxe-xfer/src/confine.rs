@@ -99,6 +99,7 @@ impl Root {
     /// openat2(root, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS).
     fn openat2(&self, rel: &Path, flags: i32, mode: u32) -> Result<OwnedFd, PathError> {
         let c = cstr(rel)?;
+        // SAFETY: open_how is plain integers; all zero is its documented default.
         let mut how: libc::open_how = unsafe { std::mem::zeroed() };
         how.flags = (flags | libc::O_CLOEXEC) as u64;
         how.mode = if flags & libc::O_CREAT != 0 {
