@@ -126,7 +126,7 @@ fi
 
 echo "bench: booting $KB ($accel, $cpus vCPUs, $mem) for '$mode'" >&2
 start=$(date +%s)
-qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_RUNNER:+"RRXE_RUNNER=$RRXE_RUNNER"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} ${RRXE_AB:+"RRXE_AB=$RRXE_AB"} ${RRXE_AB_ROUNDS:+"RRXE_AB_ROUNDS=$RRXE_AB_ROUNDS"} ${RRXE_AB_LOSS:+"RRXE_AB_LOSS=$RRXE_AB_LOSS"} ${RRXE_AB_ONLY:+"RRXE_AB_ONLY=$RRXE_AB_ONLY"} ${RRXE_CC_STEP:+"RRXE_CC_STEP=$RRXE_CC_STEP"} ${RRXE_CC_RUNS:+"RRXE_CC_RUNS=$RRXE_CC_RUNS"} ${RRXE_CC_KNOBS:+"RRXE_CC_KNOBS=$RRXE_CC_KNOBS"} ${RRXE_CC_BURST:+"RRXE_CC_BURST=$RRXE_CC_BURST"} ${RRXE_PROFILE:+"RRXE_PROFILE=$RRXE_PROFILE"} ${RRXE_BENCH_REPS:+"RRXE_BENCH_REPS=$RRXE_BENCH_REPS"} ${RRXE_RDS_IMPAIRED:+"RRXE_RDS_IMPAIRED=$RRXE_RDS_IMPAIRED"} </dev/null 2>&1 | tee "$out/console.log" |
+qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_RUNNER:+"RRXE_RUNNER=$RRXE_RUNNER"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} ${RRXE_AB:+"RRXE_AB=$RRXE_AB"} ${RRXE_AB_ROUNDS:+"RRXE_AB_ROUNDS=$RRXE_AB_ROUNDS"} ${RRXE_AB_LOSS:+"RRXE_AB_LOSS=$RRXE_AB_LOSS"} ${RRXE_AB_ONLY:+"RRXE_AB_ONLY=$RRXE_AB_ONLY"} ${RRXE_CC_STEP:+"RRXE_CC_STEP=$RRXE_CC_STEP"} ${RRXE_CC_RUNS:+"RRXE_CC_RUNS=$RRXE_CC_RUNS"} ${RRXE_CC_KNOBS:+"RRXE_CC_KNOBS=$RRXE_CC_KNOBS"} ${RRXE_CC_BURST:+"RRXE_CC_BURST=$RRXE_CC_BURST"} ${RRXE_PROFILE:+"RRXE_PROFILE=$RRXE_PROFILE"} ${RRXE_BENCH_REPS:+"RRXE_BENCH_REPS=$RRXE_BENCH_REPS"} ${RRXE_RDS_IMPAIRED:+"RRXE_RDS_IMPAIRED=$RRXE_RDS_IMPAIRED"} ${RRXE_HOSTILE_PACKETS:+"RRXE_HOSTILE_PACKETS=$RRXE_HOSTILE_PACKETS"} </dev/null 2>&1 | tee "$out/console.log" |
 	sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/\r$//' | grep --line-buffered -v -E '^\s*$'
 qrc=${PIPESTATUS[0]}
 took=$(($(date +%s) - start))
@@ -161,11 +161,13 @@ if [ "$mode" = check ]; then
 	[ -f "$out/results.tap" ] && cp "$out/results.tap" "${RRXE_RESULTS:-/tmp/rrxe-results.tap}"
 	# kselftest's runner prefixes each script's own KTAP with "# ": its cases are the
 	# "# ok N" and "# not ok N" lines, then comes the script's line "ok N selftests: ...".
+	# That line may follow a message the dying script left without a newline (bash's
+	# "Aborting..." when the runner's timeout kills it), so it is matched anywhere.
 	counts=$(awk '
 		/^# (not )?ok [0-9]+ / { n++; if ($0 ~ /# SKIP/) s++; else if ($2 == "not") { f++; sf++ } else p++; next }
-		/^(not )?ok [0-9]+ selftests:/ {
-			if ($1 == "not" && sf == 0) f++;	# failed without a failing case (timeout, crash)
-			else if ($1 == "ok" && n == 0 && $0 ~ /# SKIP/) s++;	# skipped as a whole
+		/ok [0-9]+ selftests:/ {
+			if ($0 ~ /not ok [0-9]+ selftests:/) { if (sf == 0) f++ }	# failed without a failing case (timeout, crash)
+			else if (n == 0 && $0 ~ /# SKIP/) s++;	# skipped as a whole
 			sf = 0; n = 0; next }
 		END { printf "%d %d %d\n", p, f, s }' "$out/results.tap" 2>/dev/null || echo "0 0 0")
 	read -r pass fail skip <<<"$counts"
