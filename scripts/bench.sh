@@ -6,7 +6,7 @@
 # flow's rate over time (Documentation/rrxe/cc-rates.svg, or RRXE_CC_SVG).
 # Then the transfer table: rrxe-xfer moving a 256 MiB file on each provider (one boot
 # each) against socat over TCP and ib_write_bw on the same path, with CPU seconds.
-# Then the verified-WRITE table: verified WRITE against WRITE + READ + compare and against
+# Then the verified-WRITE table: verified WRITE (CRC-32, CRC32C) against WRITE + READ + compare and against
 # a plain WRITE, latency and bandwidth, at path MTU 1024 and 4096 (rrxe, one boot).
 # RRXE_BENCH_ONLY=perf, =congestion, =xfer or =verify runs one of the four.
 set -uo pipefail
@@ -128,13 +128,14 @@ def r(a, b):
     return "-" if a is None or b is None or b == 0 else "%.2f" % (a / b)
 def f(v):
     return "FAIL" if v is None else "%g" % v
-print("| path MTU | test | WRITE | WRITE+READ+compare | verified WRITE | verified/(WRITE+READ) | verified/WRITE |")
-print("|---|---|---|---|---|---|---|")
+print("| path MTU | test | WRITE | WRITE+READ+compare | verified WRITE | verified/(WRITE+READ) | verified/WRITE | verified, CRC32C |")
+print("|---|---|---|---|---|---|---|---|")
 for m in (1024, 4096):
     for s in (8, 4096, 65536):
         w, wr, v = (d.get("lat_%s_%d_mtu%d" % (k, s, m)) for k in ("write", "write_read", "verified"))
-        print("| %d | latency %d B (us) | %s | %s | %s | %s | %s |" % (m, s, f(w), f(wr), f(v), r(v, wr), r(v, w)))
-    w, v = d.get("bw_write_65536_mtu%d" % m), d.get("bw_verified_65536_mtu%d" % m)
-    print("| %d | bandwidth 64 KiB (MB/s) | %s | - | %s | - | %s |" % (m, f(w), f(v), r(v, w)))
+        c = d.get("lat_verified_%d_mtu%d_crc32c" % (s, m))
+        print("| %d | latency %d B (us) | %s | %s | %s | %s | %s | %s |" % (m, s, f(w), f(wr), f(v), r(v, wr), r(v, w), f(c)))
+    w, v, c = (d.get("bw_%s_65536_mtu%d%s" % (k, m, x)) for k, x in (("write", ""), ("verified", ""), ("verified", "_crc32c")))
+    print("| %d | bandwidth 64 KiB (MB/s) | %s | - | %s | - | %s | %s |" % (m, f(w), f(v), r(v, w), f(c)))
 PY
 fi

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Verified RDMA WRITE between two rrxe devices: with verify/enable set on both, every
-# WRITE carries a CRC32C of its message and completes successfully only once the
+# WRITE carries a CRC of its message (CRC-32, or CRC32C with verify/crc 0) and completes successfully only once the
 # responder has read the placed bytes back and found them equal; rrxe-verify -o vwrite
 # reads every successfully completed WRITE back with RDMA READ and fails on any byte that
 # differs. Sizes 1 B to 4 MiB at path MTUs 256 to 4096, in order and under loss with
@@ -10,16 +10,17 @@
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 rrxe_require verify tc
-ktap_set_plan 7
+ktap_set_plan 8
 hosts_up
 devs_up
 . lib/verify.sh
 
 ok=1
-for k in enable retries skip_after fault_ppm; do
+for k in enable retries skip_after fault_ppm crc; do
 	[ -w "$DBG/rrxe-rrxe0/verify/$k" ] || { echo "# no knob verify/$k"; ok=0; }
 done
 [ "$(vknob rrxe0 enable)" = 0 ] || { echo "# enable defaults to $(vknob rrxe0 enable)"; ok=0; }
+[ "$(vknob rrxe0 crc)" = 1 ] || { echo "# crc defaults to $(vknob rrxe0 crc)"; ok=0; }
 vknob rrxe0 retries 99 && [ "$(vknob rrxe0 retries)" = 99 ] || ok=0
 ktap_eq "verify knobs in debugfs (enable off by default)" 1 $ok
 vknob rrxe0 retries 3
@@ -49,6 +50,10 @@ $(delta rrxe1.verify_failed) $(delta rrxe0.verify_negotiated) $(delta rrxe0.veri
 vcase "verified WRITE 1 B x100, MTU 1024, 8 in flight: all verified" 100 -s 1 -k 8
 vcase "verified WRITE 3001 B x100, MTU 256: all verified" 100 -s 3001 -k 4 -m 256
 vcase "verified WRITE 64 KiB x50, MTU 1024, 4 in flight: all verified" 50 -s 65536 -k 4
+# The requester's other CRC: the responder checks whichever the header names.
+vknob rrxe0 crc 0
+vcase "verified WRITE 64 KiB x20 with CRC32C (verify/crc 0): all verified" 20 -s 65536 -k 4
+vknob rrxe0 crc 1
 ip -n $NS0 link set va mtu 9000
 ip -n $NS1 link set vb mtu 9000
 vcase "verified WRITE 4 MiB x4, MTU 4096: all verified" 4 -s 4194304 -k 2 -m 4096

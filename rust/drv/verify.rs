@@ -4,7 +4,7 @@
 //! `enable` is the module parameter `verify`. The mechanism itself is the protocol
 //! core's ([`crate::proto::verify`]) and the QP's (requester, completer, responder).
 
-use crate::proto::verify::{clamp, idx, NPARAMS, PARAMS};
+use crate::proto::verify::{clamp, idx, Alg, NPARAMS, PARAMS};
 use kernel::debugfs::ScopedDir;
 use kernel::prelude::*;
 use kernel::str::CString;
@@ -42,6 +42,14 @@ impl VerifyParams {
     /// Fault injection, per million verified WRITEs.
     pub(crate) fn fault_ppm(&self) -> u32 {
         self.get(idx::FAULT_PPM)
+    }
+
+    /// The CRC this device's requesters send.
+    pub(crate) fn alg(&self) -> Alg {
+        u8::try_from(self.get(idx::CRC))
+            .ok()
+            .and_then(Alg::from_wire)
+            .unwrap_or_default()
     }
 }
 

@@ -3,6 +3,7 @@
 //! `Crc32c` traits, and its random numbers.
 
 use crate::proto::icrc::Crc32;
+use crate::proto::verify::Alg;
 
 /// `crc32_le` from lib/crc.
 pub(crate) struct KernelCrc32;
@@ -14,13 +15,28 @@ impl Crc32 for KernelCrc32 {
     }
 }
 
-/// `crc32c` from lib/crc (the CPU's CRC32 instruction where there is one).
-pub(crate) struct KernelCrc32c;
+/// `crc32c` (the CPU's CRC32 instruction where there is one) and `crc32_le` (carry-less
+/// multiplication folding) from lib/crc, for verified WRITEs.
+pub(crate) struct KernelCrc;
 
-impl crate::proto::verify::Crc32c for KernelCrc32c {
-    fn update(&self, crc: u32, data: &[u8]) -> u32 {
+impl crate::proto::verify::Crc for KernelCrc {
+    fn update(&self, alg: Alg, crc: u32, data: &[u8]) -> u32 {
         // SAFETY: reads `data.len()` bytes from a valid slice.
-        unsafe { crate::sys::crc32c(crc, data.as_ptr().cast(), data.len()) }
+        unsafe { raw(alg, crc, data.as_ptr().cast(), data.len()) }
+    }
+}
+
+/// The kernel's CRC `alg` continued from `crc` over `len` bytes at `p`.
+///
+/// # Safety
+///
+/// `p .. p + len` must be readable (others may write it meanwhile: the CRC then differs).
+pub(crate) unsafe fn raw(alg: Alg, crc: u32, p: *const u8, len: usize) -> u32 {
+    match alg {
+        // SAFETY: the caller's guarantee.
+        Alg::Crc32c => unsafe { crate::sys::crc32c(crc, p.cast(), len) },
+        // SAFETY: the caller's guarantee.
+        Alg::Crc32 => unsafe { crate::sys::crc32_le(crc, p.cast(), len) },
     }
 }
 

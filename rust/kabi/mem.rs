@@ -5,6 +5,8 @@
 //! with acquire/release accesses.
 
 use crate::sys as b;
+use super::crc;
+use crate::proto::verify::Alg;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -85,14 +87,14 @@ impl Umem {
         })
     }
 
-    /// Continues the CRC32C `crc` over the region's bytes `[off, off + len)`, where they
-    /// are (no copy). `None` if out of range.
-    pub(crate) fn crc32c(&self, off: usize, len: usize, crc: u32) -> Option<u32> {
+    /// Continues the CRC `crc` of algorithm `alg` over the region's bytes
+    /// `[off, off + len)`, where they are (no copy). `None` if out of range.
+    pub(crate) fn crc(&self, alg: Alg, off: usize, len: usize, crc: u32) -> Option<u32> {
         let mut c = crc;
         self.chunks(off, len, |mem, r| {
             // SAFETY: `mem .. mem + r.len()` lies inside one pinned page. C reads it
             // (userspace may write it concurrently; the CRC then simply differs).
-            c = unsafe { b::crc32c(c, mem.cast_const().cast(), r.len()) };
+            c = unsafe { crc::raw(alg, c, mem.cast_const().cast(), r.len()) };
         })?;
         Some(c)
     }
@@ -246,14 +248,14 @@ impl KernelVa {
         Some(())
     }
 
-    /// Continues the CRC32C `crc` over `len` bytes at kernel address `va`.
-    pub(crate) fn crc32c(va: u64, len: usize, crc: u32) -> Option<u32> {
+    /// Continues the CRC `crc` of algorithm `alg` over `len` bytes at kernel address `va`.
+    pub(crate) fn crc(alg: Alg, va: u64, len: usize, crc: u32) -> Option<u32> {
         if va == 0 || va.checked_add(len as u64).is_none() {
             return None;
         }
         // SAFETY: as in `read`: the consumer's buffer, mapped while its request is
         // outstanding.
-        Some(unsafe { b::crc32c(crc, va as usize as *const _, len) })
+        Some(unsafe { crc::raw(alg, crc, va as usize as *const _, len) })
     }
 
     /// Stores `v` as one 8-byte access at kernel address `va` (8-byte aligned).

@@ -6,8 +6,9 @@
 # 4096 (veth MTU 9000). rrxe-verify measures: -o wonly -k 1, a WRITE alone (plain, or
 # verified when verify/enable is set: its completion is the verdict), post to
 # completion; -o write -k 1, WRITE + READ + compare; -o wonly -k 16, WRITE bandwidth.
-# Plain and verified runs alternate; medians of RRXE_BENCH_REPS (3). Writes "metric
-# value" lines to /tmp/out/perf.txt. Never run by `make check`.
+# Plain, verified (CRC-32, the default) and verified with CRC32C (verify/crc 0) runs
+# alternate; medians of RRXE_BENCH_REPS (3). Writes "metric value" lines to
+# /tmp/out/perf.txt. Never run by `make check`.
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
 out=/tmp/out/perf.txt
@@ -29,18 +30,23 @@ one() {
 	tr ' ' '\n' </tmp/vb.out | sed -n "s|^$key=||p"
 }
 # alternate <plain name> <verified name> <key> <rrxe-verify args...>: the same run with
-# verify/enable 0 and 1, alternating, RRXE_BENCH_REPS times; both medians.
+# verify/enable 0, 1 and 1 with CRC32C, alternating, RRXE_BENCH_REPS times; the three
+# medians (the last named <verified name>_crc32c).
 alternate() {
-	local np=$1 nv=$2 key=$3 p="" v="" i
+	local np=$1 nv=$2 key=$3 p="" v="" c="" i
 	shift 3
 	for ((i = 0; i < reps; i++)); do
 		vknob enable 0
 		p="$p $(one "$key" "$@")"
 		vknob enable 1
 		v="$v $(one "$key" "$@")"
+		vknob crc 0
+		c="$c $(one "$key" "$@")"
+		vknob crc 1
 	done
 	echo "$np $(median $p)" | tee -a "$out"
 	echo "$nv $(median $v)" | tee -a "$out"
+	echo "${nv}_crc32c $(median $c)" | tee -a "$out"
 }
 for mtu in 1500 9000; do
 	ip -n $NS0 link set va mtu $mtu

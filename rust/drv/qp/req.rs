@@ -9,7 +9,7 @@ use super::local::Local;
 use super::sched::mono_ns;
 use super::Qp;
 use super::{selmode, QpState, State};
-use crate::kabi::crc::KernelCrc32c;
+use crate::kabi::crc::KernelCrc;
 use crate::proto::bth::Bth;
 use crate::proto::ccwire::{CAP_CC, XF_TS};
 use crate::proto::exthdr::{AtomicEth, Feth, Reth};
@@ -21,7 +21,7 @@ use crate::proto::rc::{self, Kind, DEFAULT_PKEY};
 use crate::proto::sel::{self, Sack, Xeth};
 use crate::proto::uapi::{send_flags, wc_status, wr, SendWqe};
 use crate::proto::uc;
-use crate::proto::verify::{crc_finish, Crc32c, Vcrc, WriteCrc, CAP_VERIFY, XF_VCRC};
+use crate::proto::verify::{crc_finish, Crc, Vcrc, WriteCrc, CAP_VERIFY, XF_VCRC};
 use core::cell::Cell;
 
 /// Silence after which a selective requester sends a tail-loss probe: twice the smallest
@@ -153,7 +153,7 @@ impl Qp {
                     // stay (the bytes are the same).
                     slot.vfy = stored.vfy;
                 } else if st.vfy_tx {
-                    slot.vfy = Some(WriteCrc::new());
+                    slot.vfy = Some(WriteCrc::new(self.dev.knobs.verify().alg()));
                     self.dev.stats.verify_sent.inc();
                 } else if self.vfy_offer && !st.vfy_seen {
                     self.dev.stats.verify_unnegotiated.inc();
@@ -402,10 +402,11 @@ impl Qp {
         // A verified WRITE's bytes extend its CRC as they are gathered, the first time.
         let feed = slot.vfy.filter(|w| w.due(off));
         let crc = Cell::new(feed.map_or(0, |w| w.raw));
+        let alg = slot.vfy.map(|w| w.alg).unwrap_or_default();
         let fill = |d: &mut [u8]| {
             self.gather(wqe, off, d)?;
             if feed.is_some() {
-                crc.set(KernelCrc32c.update(crc.get(), d));
+                crc.set(KernelCrc.update(alg, crc.get(), d));
             }
             Ok(())
         };
@@ -421,6 +422,7 @@ impl Qp {
                 let hdr = Vcrc {
                     crc: crc_finish(raw),
                     attempt: v.attempt,
+                    alg: v.alg,
                 };
                 let _ = h.get_mut(o..).map(|b| hdr.encode(b));
             }

@@ -7,6 +7,7 @@ use super::access;
 use crate::kabi::lock::{new_spinlock_irq, SpinLockIrq};
 use crate::kabi::mem::{KernelVa, Umem};
 use crate::proto::mr::{FastMr, KeyError, PageMap, Reg};
+use crate::proto::verify::Alg;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -265,24 +266,24 @@ impl Mr {
         }
     }
 
-    /// The CRC32C of the MR's bytes `[va, va + n)`, read where they are. `None` if the
-    /// range is not in the MR.
-    pub(crate) fn crc32c(&self, va: u64, n: u32) -> Option<u32> {
+    /// The CRC (algorithm `alg`) of the MR's bytes `[va, va + n)`, read where they are.
+    /// `None` if the range is not in the MR.
+    pub(crate) fn crc(&self, alg: Alg, va: u64, n: u32) -> Option<u32> {
         use crate::proto::verify::{crc_finish, CRC_INIT};
         let n = n as usize;
         let raw = match &self.mem {
             MrMem::User { umem, first_off } => {
                 let off = self.offset(va, n)?;
-                umem.crc32c(off.checked_add(*first_off)?, n, CRC_INIT)
+                umem.crc(alg, off.checked_add(*first_off)?, n, CRC_INIT)
             }
             MrMem::Kernel => {
                 self.offset(va, n)?;
-                KernelVa::crc32c(va, n, CRC_INIT)
+                KernelVa::crc(alg, va, n, CRC_INIT)
             }
             MrMem::Fast(f) => {
                 let mut crc = CRC_INIT;
                 Self::fast_walk(f, va, n, |a, r| {
-                    crc = KernelVa::crc32c(a, r.len(), crc)?;
+                    crc = KernelVa::crc(alg, a, r.len(), crc)?;
                     Some(())
                 })
                 .map(|()| crc)

@@ -17,7 +17,7 @@ use super::exthdr::Feth;
 use super::psn::Psn;
 use super::sel::{RxWindow, Sack, Xeth};
 use super::uapi::{RecvWqe, SendWqe};
-use super::verify::{CheckPolicy, OnFail, Outcome, Vcrc, Vres, WriteCrc};
+use super::verify::{Alg, CheckPolicy, OnFail, Outcome, Vcrc, Vres, WriteCrc};
 
 /// A fuzz target's body.
 pub type Body = fn(&[u8]);
@@ -134,7 +134,7 @@ pub fn cnp(data: &[u8]) {
 /// verification state under any sequence of events a peer could cause.
 pub fn verify(data: &[u8]) {
     let _ = (Vcrc::decode(data), Vres::decode(data), Feth::decode(data));
-    let mut w = WriteCrc::new();
+    let mut w = WriteCrc::new(Alg::from_wire(data.first().copied().unwrap_or(0) & 1).unwrap_or_default());
     let mut p = CheckPolicy::new();
     for pair in data.chunks(2) {
         let (a, b) = (pair[0], pair.get(1).copied().unwrap_or(0));

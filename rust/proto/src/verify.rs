@@ -12,18 +12,22 @@
 //!   on a response "I check them". A requester sends verified WRITEs only once a
 //!   response carried the bit.
 //! * BTH byte 8, reserved bit [`XF_VCRC`]: the last packet of a verified WRITE carries a
-//!   [`Vcrc`] header (the message's CRC32C and the attempt number) after the XETH.
+//!   [`Vcrc`] header (the message's CRC, which CRC it is, and the attempt number) after
+//!   the XETH.
 //! * BTH byte 8, reserved bit [`XF_VFAIL`]: a NAK (syndrome "remote operational error")
 //!   whose PSN is the first PSN of a WRITE that failed its check carries a [`Vres`]
 //!   header after the SACK position: the outcome and the attempt it answers. An ACK
 //!   covering a verified WRITE's last PSN is its success: the responder does not move
 //!   past that PSN before the check passed.
 //!
-//! The CRC is CRC32C (the Castagnoli polynomial, reflected, as iSCSI and NVMe/TCP data
-//! digests), computed by the requester while it gathers each packet's payload the first
-//! time, and by the responder over the message's range of the memory region after
-//! placement. [`Crc32c`] is the kernel's accelerated one in the module, [`TableCrc32c`]
-//! on the host.
+//! The CRC is CRC-32 (the Ethernet polynomial, as the ICRC) by default or CRC32C (the
+//! Castagnoli polynomial, as iSCSI and NVMe/TCP data digests) on request ([`Alg`]),
+//! computed by the requester while it gathers each packet's payload the first time, and
+//! by the responder over the message's range of the memory region after placement, with
+//! the algorithm the requester named. [`Crc`] is the kernel's accelerated pair in the
+//! module, [`TableCrc`] on the host. CRC-32 is the default because the kernel computes it
+//! by carry-less multiplication (PCLMULQDQ folding), which emulators and CPUs without a
+//! CRC32 instruction also run fast; CRC32C goes through the CRC32 instruction.
 
 use super::bth::HdrError;
 use super::cc::params::ParamInfo;
@@ -41,34 +45,69 @@ pub const VCRC_LEN: usize = 8;
 /// Length of the [`Vres`] header.
 pub const VRES_LEN: usize = 4;
 
-/// CRC32C (reflected polynomial 0x82f63b78) without pre- or post-inversion, as the
-/// kernel's `crc32c(seed, data, len)`: start from [`CRC_INIT`], end with [`crc_finish`].
-pub trait Crc32c {
-    /// Continues `crc` over `data`.
-    fn update(&self, crc: u32, data: &[u8]) -> u32;
+/// Which CRC a verified WRITE carries (byte 5 of its [`Vcrc`] header). Both are
+/// reflected CRC-32s started from [`CRC_INIT`] and ended by [`crc_finish`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Alg {
+    /// CRC32C, reflected polynomial 0x82f63b78 (the kernel's `crc32c`).
+    Crc32c,
+    /// CRC-32, reflected polynomial 0xedb88320 (the kernel's `crc32_le`, the ICRC's).
+    #[default]
+    Crc32,
+}
+
+impl Alg {
+    /// Its code on the wire.
+    pub const fn wire(self) -> u8 {
+        match self {
+            Alg::Crc32c => 0,
+            Alg::Crc32 => 1,
+        }
+    }
+
+    /// The algorithm of wire code `b` (`None`: unknown).
+    pub const fn from_wire(b: u8) -> Option<Alg> {
+        match b {
+            0 => Some(Alg::Crc32c),
+            1 => Some(Alg::Crc32),
+            _ => None,
+        }
+    }
+}
+
+/// The two CRCs without pre- or post-inversion, as the kernel's `crc32c(seed, data, len)`
+/// and `crc32_le(seed, data, len)`: start from [`CRC_INIT`], end with [`crc_finish`].
+pub trait Crc {
+    /// Continues `crc` of algorithm `alg` over `data`.
+    fn update(&self, alg: Alg, crc: u32, data: &[u8]) -> u32;
 }
 
 /// The running CRC before any byte.
 pub const CRC_INIT: u32 = !0;
 
-/// The CRC32C of a message from its running value.
+/// The CRC of a message from its running value.
 pub const fn crc_finish(raw: u32) -> u32 {
     !raw
 }
 
-/// The CRC32C of `data` in one call.
-pub fn crc32c(c: &impl Crc32c, data: &[u8]) -> u32 {
-    crc_finish(c.update(CRC_INIT, data))
+/// The CRC of `data` in one call.
+pub fn crc(c: &impl Crc, alg: Alg, data: &[u8]) -> u32 {
+    crc_finish(c.update(alg, CRC_INIT, data))
 }
 
-static TABLE: [u32; 256] = super::crctab::reflected_table(0x82f6_3b78);
+static TABLE_C: [u32; 256] = super::crctab::reflected_table(0x82f6_3b78);
+static TABLE_32: [u32; 256] = super::crctab::reflected_table(0xedb8_8320);
 
-/// Byte-at-a-time table CRC32C.
-pub struct TableCrc32c;
+/// Byte-at-a-time table CRCs.
+pub struct TableCrc;
 
-impl Crc32c for TableCrc32c {
-    fn update(&self, crc: u32, data: &[u8]) -> u32 {
-        super::crctab::update(&TABLE, crc, data)
+impl Crc for TableCrc {
+    fn update(&self, alg: Alg, crc: u32, data: &[u8]) -> u32 {
+        let t = match alg {
+            Alg::Crc32c => &TABLE_C,
+            Alg::Crc32 => &TABLE_32,
+        };
+        super::crctab::update(t, crc, data)
     }
 }
 
@@ -79,10 +118,13 @@ pub struct Vcrc {
     pub crc: u32,
     /// How many times the WRITE was sent again after a failed check (0 the first time).
     pub attempt: u8,
+    /// Which CRC `crc` is.
+    pub alg: Alg,
 }
 
 impl Vcrc {
-    /// Decodes a CRC header (the three reserved bytes are ignored).
+    /// Decodes a CRC header (the two reserved bytes are ignored); an unknown algorithm is
+    /// malformed.
     pub fn decode(b: &[u8]) -> Result<Self, HdrError> {
         let t = HdrError::Truncated;
         if b.len() < VCRC_LEN {
@@ -91,6 +133,7 @@ impl Vcrc {
         Ok(Vcrc {
             crc: be32(b, 0).ok_or(t)?,
             attempt: be8(b, 4).ok_or(t)?,
+            alg: Alg::from_wire(be8(b, 5).ok_or(t)?).ok_or(HdrError::Malformed)?,
         })
     }
 
@@ -99,6 +142,7 @@ impl Vcrc {
         let mut w = [0u8; VCRC_LEN];
         w[..4].copy_from_slice(&self.crc.to_be_bytes());
         w[4] = self.attempt;
+        w[5] = self.alg.wire();
         if put(b, 0, &w) {
             Ok(())
         } else {
@@ -167,6 +211,8 @@ pub mod idx {
     pub const SKIP_AFTER: usize = 2;
     /// `fault_ppm`: fault injection at the responder.
     pub const FAULT_PPM: usize = 3;
+    /// `crc`: the CRC a requester sends ([`Alg`] wire code).
+    pub const CRC: usize = 4;
 }
 
 /// The verification knobs of a device (one debugfs file each, `rrxe-<dev>/verify/`).
@@ -199,10 +245,17 @@ pub const PARAMS: &[ParamInfo] = &[
         max: 1_000_000,
         doc: "test only: corrupt one placed byte of this many verified WRITEs per million",
     },
+    ParamInfo {
+        name: "crc",
+        default: 1,
+        min: 0,
+        max: 1,
+        doc: "the CRC this device's requesters send: 0 CRC32C, 1 CRC-32",
+    },
 ];
 
 /// Number of verification knobs.
-pub const NPARAMS: usize = 4;
+pub const NPARAMS: usize = 5;
 
 /// `v` clamped to knob `i`'s range (0 for a bad index).
 pub fn clamp(i: usize, v: u32) -> u32 {
@@ -275,7 +328,9 @@ pub enum OnFail {
 /// gathered, and its attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteCrc {
-    /// Running CRC32C (raw) of bytes `[0, off)` of the message.
+    /// Which CRC.
+    pub alg: Alg,
+    /// Running CRC (raw) of bytes `[0, off)` of the message.
     pub raw: u32,
     /// Bytes covered by `raw`.
     pub off: u32,
@@ -285,14 +340,15 @@ pub struct WriteCrc {
 
 impl Default for WriteCrc {
     fn default() -> Self {
-        WriteCrc::new()
+        WriteCrc::new(Alg::Crc32)
     }
 }
 
 impl WriteCrc {
-    /// A WRITE none of whose bytes were gathered yet.
-    pub const fn new() -> Self {
+    /// A WRITE none of whose bytes were gathered yet, checked with `alg`.
+    pub const fn new(alg: Alg) -> Self {
         WriteCrc {
+            alg,
             raw: CRC_INIT,
             off: 0,
             attempt: 0,
@@ -316,6 +372,7 @@ impl WriteCrc {
         Vcrc {
             crc: crc_finish(self.raw),
             attempt: self.attempt,
+            alg: self.alg,
         }
     }
 
@@ -342,14 +399,29 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn crc32c_check_values() {
+    fn crc_check_values() {
+        let c = |d: &[u8]| crc(&TableCrc, Alg::Crc32c, d);
         // RFC 3720 B.4 test vectors and the common "123456789" check value.
-        assert_eq!(crc32c(&TableCrc32c, b"123456789"), 0xe306_9283);
-        assert_eq!(crc32c(&TableCrc32c, &[0u8; 32]), 0x8a91_36aa);
-        assert_eq!(crc32c(&TableCrc32c, &[0xffu8; 32]), 0x62a8_ab43);
+        assert_eq!(c(b"123456789"), 0xe306_9283);
+        assert_eq!(c(&[0u8; 32]), 0x8a91_36aa);
+        assert_eq!(c(&[0xffu8; 32]), 0x62a8_ab43);
         let inc: [u8; 32] = core::array::from_fn(|i| i as u8);
-        assert_eq!(crc32c(&TableCrc32c, &inc), 0x46dd_794e);
-        assert_eq!(crc32c(&TableCrc32c, &[]), 0);
+        assert_eq!(c(&inc), 0x46dd_794e);
+        assert_eq!(c(&[]), 0);
+        // CRC-32 (IEEE 802.3) check value.
+        assert_eq!(crc(&TableCrc, Alg::Crc32, b"123456789"), 0xcbf4_3926);
+        assert_eq!(crc(&TableCrc, Alg::Crc32, &[]), 0);
+    }
+
+    #[test]
+    fn alg_codes() {
+        for a in [Alg::Crc32c, Alg::Crc32] {
+            assert_eq!(Alg::from_wire(a.wire()), Some(a));
+        }
+        assert_eq!(Alg::from_wire(2), None);
+        // A header from a peer that predates the algorithm byte (zero) is CRC32C.
+        assert_eq!(Vcrc::decode(&[0, 0, 0, 1, 0, 0, 0, 0]).unwrap().alg, Alg::Crc32c);
+        assert_eq!(Vcrc::decode(&[0, 0, 0, 1, 0, 9, 0, 0]), Err(HdrError::Malformed));
     }
 
     #[test]
@@ -396,7 +468,7 @@ mod tests {
 
     #[test]
     fn attempts_and_stale_reports() {
-        let mut w = WriteCrc::new();
+        let mut w = WriteCrc::new(Alg::Crc32);
         assert_eq!(w.failed(1, 3), OnFail::Stale);
         assert_eq!(w.failed(0, 3), OnFail::Resend);
         // The same report again: the responder still waits for the resend.
@@ -409,7 +481,7 @@ mod tests {
         assert_eq!(w.failed(3, 3), OnFail::Fail);
         assert_eq!(w.failed(2, 3), OnFail::Again);
         assert_eq!(w.header().attempt, 3);
-        assert_eq!(WriteCrc::new().failed(0, 0), OnFail::Fail);
+        assert_eq!(WriteCrc::default().failed(0, 0), OnFail::Fail);
     }
 
     #[test]
@@ -425,15 +497,16 @@ mod tests {
         /// (resends in between change nothing), gives the CRC of the whole message.
         #[test]
         fn crc_fed_in_packets(data in proptest::collection::vec(any::<u8>(), 0..5000),
-                              mtu in 1usize..2048, resend in any::<u64>()) {
-            let mut w = WriteCrc::new();
+                              mtu in 1usize..2048, resend in any::<u64>(), c in any::<bool>()) {
+            let alg = if c { Alg::Crc32c } else { Alg::Crc32 };
+            let mut w = WriteCrc::new(alg);
             let mut off = 0usize;
             let mut k = 0u32;
             while off < data.len() || (data.is_empty() && off == 0 && w.off == 0 && k == 0) {
                 let end = (off + mtu).min(data.len());
                 let chunk = &data[off..end];
                 prop_assert!(w.due(off as u32));
-                let raw = TableCrc32c.update(w.raw, chunk);
+                let raw = TableCrc.update(alg, w.raw, chunk);
                 w.fed(raw, chunk.len() as u32);
                 // A resend of an earlier packet is not due.
                 if resend >> (k % 64) & 1 == 1 && off > 0 {
@@ -445,12 +518,14 @@ mod tests {
                     break;
                 }
             }
-            prop_assert_eq!(w.header().crc, crc32c(&TableCrc32c, &data));
+            prop_assert_eq!(w.header().crc, crc(&TableCrc, alg, &data));
         }
 
         #[test]
-        fn header_round_trips(crc in any::<u32>(), attempt in any::<u8>(), mis in any::<bool>()) {
-            let v = Vcrc { crc, attempt };
+        fn header_round_trips(crc in any::<u32>(), attempt in any::<u8>(), mis in any::<bool>(),
+                              c in any::<bool>()) {
+            let alg = if c { Alg::Crc32c } else { Alg::Crc32 };
+            let v = Vcrc { crc, attempt, alg };
             let mut b = [0u8; VCRC_LEN];
             v.encode(&mut b).unwrap();
             prop_assert_eq!(Vcrc::decode(&b).unwrap(), v);

@@ -40,7 +40,7 @@ use rrxe_proto::rc::sack::{Arrive, CatchUp, Keeper, SackTx};
 use rrxe_proto::rc::{needs_response, packets, Retry, ACK};
 use rrxe_proto::sel::{Sack, RX_SPAN};
 use rrxe_proto::uapi::{wc_status, wr, RingGeom};
-use rrxe_proto::verify::{crc32c, Crc32c, OnFail, TableCrc32c};
+use rrxe_proto::verify::{crc, Alg, Crc, OnFail, TableCrc};
 use std::collections::{BTreeMap, HashMap};
 
 mod common;
@@ -298,7 +298,7 @@ impl Req {
                 // As the driver: the CRC grows as each packet is first gathered.
                 if let Some(w) = slot.vfy.as_mut().filter(|w| w.due(seg.off)) {
                     let (a, n) = (seg.off as usize, seg.len as usize);
-                    let raw = TableCrc32c.update(w.raw, &msgs[msg][a..a + n]);
+                    let raw = TableCrc.update(w.alg, w.raw, &msgs[msg][a..a + n]);
                     w.fed(raw, seg.len);
                 }
                 out.push(data_pkt(
@@ -663,7 +663,7 @@ impl Resp {
                 }
                 let (a, n) = (off as usize, len as usize);
                 self.out[msg][a..a + n].copy_from_slice(&msgs[msg][a..a + n]);
-                if let (true, Some((crc, attempt))) = (last, vcrc) {
+                if let (true, Some((crc_sent, attempt))) = (last, vcrc) {
                     // As the driver's `check_write`: maybe corrupt, read back, compare.
                     let m = &mut self.out[msg];
                     if !m.is_empty() && self.dice.below(1000) < self.fault {
@@ -671,7 +671,7 @@ impl Resp {
                         m[at] = !m[at];
                         self.faults += 1;
                     }
-                    if crc32c(&TableCrc32c, m) != crc {
+                    if crc(&TableCrc, Alg::Crc32, m) != crc_sent {
                         self.vfailed += 1;
                         let first = self.write_first;
                         self.rs.verify_failed(first, psn, attempt);

@@ -18,7 +18,7 @@ use rrxe_proto::opcode::{flags, info, ICRC_LEN};
 use rrxe_proto::packet::{parse, write_headers, Ext, ParseError};
 use rrxe_proto::psn::Psn;
 use rrxe_proto::sel::{Sack, Xeth, SACK_LEN, XETH_LEN, XF_EXT};
-use rrxe_proto::verify::{Outcome, Vcrc, Vres, VCRC_LEN, VRES_LEN, XF_VCRC, XF_VFAIL};
+use rrxe_proto::verify::{Alg, Outcome, Vcrc, Vres, VCRC_LEN, VRES_LEN, XF_VCRC, XF_VFAIL};
 
 fn all_ext() -> Ext {
     Ext {
@@ -65,6 +65,7 @@ fn all_ext() -> Ext {
         vcrc: Some(Vcrc {
             crc: 0x1234_5678,
             attempt: 3,
+            alg: Alg::Crc32c,
         }),
         vres: Some(Vres {
             outcome: Outcome::Mismatch,

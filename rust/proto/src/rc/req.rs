@@ -797,7 +797,7 @@ mod tests {
         use super::super::super::verify::OnFail;
         // SEND 100, verified WRITE 101..103, SEND 104.
         let (mut rq, mut slots) = sent(&[(wr::SEND, 10), (wr::RDMA_WRITE, 3000), (wr::SEND, 10)]);
-        slots[1].vfy = Some(WriteCrc::new());
+        slots[1].vfy = Some(WriteCrc::default());
         assert!(rq.pop(&mut slots, &G).is_some());
         rq.comp_psn = Psn::new(103);
         let f = |rq: &mut Requester, slots: &mut [Slot], psn, a| {
