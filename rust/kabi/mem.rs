@@ -29,24 +29,27 @@ impl Umem {
         let u = unsafe { b::rrxe_umem_get(ib, start, len, access) };
         kernel::error::from_err_ptr(u)?;
         let umem = NonNull::new(u).ok_or(EFAULT)?;
+        // Owned from here on: an allocation failure below releases it in `drop`.
+        let mut this = Umem {
+            umem,
+            pages: KVec::new(),
+        };
         // SAFETY: `umem` is valid until released.
         let n = unsafe { b::rrxe_umem_num_pages(umem.as_ptr()) };
-        let mut raw: KVec<*mut b::page> = KVec::with_capacity(n, GFP_KERNEL).inspect_err(|_| {
-            // SAFETY: not handed out yet.
-            unsafe { b::ib_umem_release(umem.as_ptr()) };
-        })?;
+        let mut raw: KVec<*mut b::page> = KVec::with_capacity(n, GFP_KERNEL)?;
         for _ in 0..n {
-            let _ = raw.push(core::ptr::null_mut(), GFP_KERNEL);
+            raw.push(core::ptr::null_mut(), GFP_KERNEL)?;
         }
         // SAFETY: `raw` has room for `n` page pointers.
         let got = unsafe { b::rrxe_umem_pages(umem.as_ptr(), raw.as_mut_ptr(), n) };
-        let mut pages = KVec::with_capacity(got, GFP_KERNEL)?;
+        this.pages = KVec::with_capacity(got, GFP_KERNEL)?;
         for p in raw.iter().take(got) {
             // SAFETY: a pinned lowmem page has a permanent kernel mapping (no HIGHMEM on
             // the 64-bit targets rrxe supports).
-            let _ = pages.push(unsafe { b::rrxe_page_address(*p) } as usize, GFP_KERNEL);
+            let a = unsafe { b::rrxe_page_address(*p) } as usize;
+            this.pages.push(a, GFP_KERNEL)?;
         }
-        Ok(Umem { umem, pages })
+        Ok(this)
     }
 
     /// Kernel address of page `i`.
