@@ -55,7 +55,8 @@ ktap_eq "every packet sent reached rrxe1 and was counted (rx_packets)" "$sent" "
 
 # The second half while a verified WRITE stream runs (QPs the injector never targets).
 for d in rrxe0 rrxe1; do echo 1 >/sys/kernel/debug/rrxe-$d/verify/enable; done
-verify -o vwrite -s 65536 -n 600 -k 4 >$TMPD/v.out 2>&1 &
+nv=$((600 / SLOW))
+verify -o vwrite -s 65536 -n $nv -k 4 >$TMPD/v.out 2>&1 &
 vpid=$!
 hostile $half 2 || echo "# injector failed"
 wait $vpid
@@ -63,7 +64,7 @@ vrc=$?
 cat $TMPD/v.out
 ok=$(counter rrxe1 verify_ok)
 ktap_check "a verified WRITE stream beside the injector: byte-exact, every WRITE verified" \
-	test $vrc = 0 -a "${ok:-0}" -ge 600
+	test $vrc = 0 -a "${ok:-0}" -ge $nv
 for d in rrxe0 rrxe1; do echo 0 >/sys/kernel/debug/rrxe-$d/verify/enable; done
 
 exec 7>&-

@@ -10,10 +10,10 @@ ktap_set_plan 8
 hosts_up
 devs_up
 ktap_check "rdma statistic shows rrxe counters" bash -c "rdma statistic show link rrxe0/1 | grep -q rx_packets"
-timeout 120 ip netns exec $NS1 ibv_rc_pingpong -d rrxe1 -g 1 -c -n 3000 -s 4096 >$TMPD/mf.srv 2>&1 &
+timeout $((120 * SLOW)) ip netns exec $NS1 ibv_rc_pingpong -d rrxe1 -g 1 -c -n 3000 -s 4096 >$TMPD/mf.srv 2>&1 &
 srv=$!
 wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
-timeout 120 ip netns exec $NS0 ibv_rc_pingpong -d rrxe0 -g 1 -c -n 3000 -s 4096 "$IP1" >$TMPD/mf.cli 2>&1 &
+timeout $((120 * SLOW)) ip netns exec $NS0 ibv_rc_pingpong -d rrxe0 -g 1 -c -n 3000 -s 4096 "$IP1" >$TMPD/mf.cli 2>&1 &
 cli=$!
 declare -A before
 for c in drop_icrc drop_qpn drop_opcode drop_malformed; do before[$c]=$(counter rrxe0 $c); done

@@ -59,6 +59,11 @@ IP61=fd00::2
 in0() { ip netns exec "$NS0" "$@"; }
 in1() { ip netns exec "$NS1" "$@"; }
 TMPD=$(mktemp -d /tmp/rrxe-selftest.XXXXXX)
+# How much slower this kernel runs rrxe: 4 on the debug kernel (KASAN, kmemleak and
+# lockdep, make check-debug), 1 otherwise. Timeouts of the tools are multiplied by it and
+# the longest streams divided by it; never a case's expectation.
+SLOW=1
+[ -e /sys/kernel/debug/kmemleak ] && SLOW=4
 
 # Path of the data-verifying traffic tool: built into tools/ (make, scripts/module.sh),
 # or installed next to the scripts (kselftest install flattens generated files).
@@ -239,7 +244,7 @@ wait_for() {
 # Succeeds only if both exit 0; output is in $TMPD/pair.srv and $TMPD/pair.cli and is
 # shown as diagnostics on failure.
 pair() {
-	local port=$1 t=$2 srv=() cli=()
+	local port=$1 t=$(($2 * SLOW)) srv=() cli=()
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
