@@ -35,6 +35,9 @@ wait $cli
 c=$?
 wait $srv
 s=$?
+echo "# ibv_rc_pingpong: client rc=$c server rc=$s (124: timed out after $((120 * SLOW)) s)"
+tail -3 $TMPD/mf.cli | sed 's/^/# cli: /'
+tail -3 $TMPD/mf.srv | sed 's/^/# srv: /'
 ktap_check "the RC QP alongside completed its 3000 exchanges" \
 	bash -c "[ $c -eq 0 ] && [ $s -eq 0 ] && grep -q '3000 iters' $TMPD/mf.cli"
 ktap_check "rrxe0 is still ACTIVE" bash -c "[ \"\$(ibv_devinfo -d rrxe0 | awk '/state:/ {print \$2; exit}')\" = PORT_ACTIVE ]"
