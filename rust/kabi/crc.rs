@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The kernel's (arch-accelerated) CRC-32 and CRC32C behind the protocol core's `Crc32` and
-//! `Crc32c` traits, and its random numbers.
+//! `Crc` traits, and its random numbers.
 
 use crate::proto::icrc::Crc32;
 use crate::proto::verify::Alg;
