@@ -4,9 +4,9 @@
 //! rrxe never forms Rust references to it: bytes move with `memcpy` and the ring indices
 //! with acquire/release accesses.
 
-use crate::sys as b;
 use super::crc;
 use crate::proto::verify::Alg;
+use crate::sys as b;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 

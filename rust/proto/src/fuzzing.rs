@@ -134,7 +134,8 @@ pub fn cnp(data: &[u8]) {
 /// verification state under any sequence of events a peer could cause.
 pub fn verify(data: &[u8]) {
     let _ = (Vcrc::decode(data), Vres::decode(data), Feth::decode(data));
-    let mut w = WriteCrc::new(Alg::from_wire(data.first().copied().unwrap_or(0) & 1).unwrap_or_default());
+    let mut w =
+        WriteCrc::new(Alg::from_wire(data.first().copied().unwrap_or(0) & 1).unwrap_or_default());
     let mut p = CheckPolicy::new();
     for pair in data.chunks(2) {
         let (a, b) = (pair[0], pair.get(1).copied().unwrap_or(0));

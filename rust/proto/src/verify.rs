@@ -420,8 +420,14 @@ mod tests {
         }
         assert_eq!(Alg::from_wire(2), None);
         // A header from a peer that predates the algorithm byte (zero) is CRC32C.
-        assert_eq!(Vcrc::decode(&[0, 0, 0, 1, 0, 0, 0, 0]).unwrap().alg, Alg::Crc32c);
-        assert_eq!(Vcrc::decode(&[0, 0, 0, 1, 0, 9, 0, 0]), Err(HdrError::Malformed));
+        assert_eq!(
+            Vcrc::decode(&[0, 0, 0, 1, 0, 0, 0, 0]).unwrap().alg,
+            Alg::Crc32c
+        );
+        assert_eq!(
+            Vcrc::decode(&[0, 0, 0, 1, 0, 9, 0, 0]),
+            Err(HdrError::Malformed)
+        );
     }
 
     #[test]
