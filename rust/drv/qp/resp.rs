@@ -21,7 +21,7 @@ use crate::proto::rc::resp::{Check, Dup};
 use crate::proto::rc::{self, DEFAULT_PKEY};
 use crate::proto::sel::{self, Sack};
 use crate::proto::uapi::{self, wc_flags, wc_opcode, wc_status, Cqe};
-use crate::proto::verify::{self, Outcome, Vcrc, Vres, CAP_VERIFY, XF_VCRC, XF_VFAIL};
+use crate::proto::verify::{self, Outcome, Vcrc, Vres, CAP_VERIFY, XF_VFAIL};
 use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
 
@@ -477,12 +477,13 @@ impl Qp {
     ) -> core::result::Result<(), Exec> {
         let acc = Syndrome::Nak(NakCode::RemoteAccessErr);
         let last = pkt.info.has(f::LAST);
-        let vcrc = pkt.vcrc().filter(|_| last && st.peer_vfy);
-        if vcrc.is_none() && last && st.peer_vfy && pkt.bth.xflags & XF_VCRC != 0 {
+        let vcrc = match pkt.vcrc().filter(|_| last && st.peer_vfy) {
+            None => None,
+            Some(Ok(v)) => Some(v),
             // A CRC header this end cannot read (an unknown algorithm): the WRITE must
             // not be acknowledged as verified.
-            return Err(Syndrome::Nak(NakCode::InvalidRequest).into());
-        }
+            Some(Err(_)) => return Err(Syndrome::Nak(NakCode::InvalidRequest).into()),
+        };
         if vcrc.is_some_and(|v| st.resp.stale_attempt(v.attempt)) {
             return Err(Exec::Stale);
         }

@@ -220,12 +220,13 @@ impl Packet<'_> {
         )
     }
 
-    /// The CRC header of a verified WRITE's last packet.
-    pub fn vcrc(&self) -> Option<Vcrc> {
+    /// The CRC header of a verified WRITE's last packet (`Err` when the flag is set but
+    /// the header is malformed or names an algorithm this end does not know).
+    pub fn vcrc(&self) -> Option<Result<Vcrc, HdrError>> {
         if !self.info.has(flags::WRITE) {
             return None;
         }
-        Vcrc::decode(self.vfy_hdr()?).ok()
+        Some(Vcrc::decode(self.vfy_hdr()?))
     }
 
     /// The verification result of a NAK that reports a failed check (`Err` when the
