@@ -59,6 +59,7 @@ impl Qp {
                 Some(Ok(v)) if v.outcome == Outcome::Mismatch => {
                     st.req.answered();
                     st.probes = 0;
+                    st.silent_us = 0;
                     self.on_vfail(&mut st, psn, v.attempt);
                 }
                 _ => self.dev.stats.drop_malformed.inc(),
@@ -118,6 +119,7 @@ impl Qp {
         }
         st.req.answered();
         st.probes = 0;
+        st.silent_us = 0;
         if st.sel_tx {
             let a = if pkt.info.opcode == op::RC_ACK {
                 psn.add(1)

@@ -152,6 +152,9 @@ struct State {
     sel_seen: bool,
     /// Requester: probes sent since the last response.
     probes: u32,
+    /// Requester: the silence those probes waited out (µs), against the transport
+    /// timeout.
+    silent_us: u64,
     /// Requester: READ responses received and asked for again (with the probes counted
     /// since the last READ response: unlike `probes`, not reset by the ACK a probe brings
     /// back, which says nothing of READ responses).
@@ -421,6 +424,7 @@ impl Qp {
                     sel_tx: forced,
                     sel_seen: false,
                     probes: 0,
+                    silent_us: 0,
                     rd: ReadRepair::new(Psn::new(0), RD_REORDER_MAX, REORDER_DECAY),
                     sack: SackTx::new(Psn::new(0)),
                     pto: ProbeDelay::new(),

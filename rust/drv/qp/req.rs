@@ -25,12 +25,15 @@ use crate::proto::verify::{crc_finish, Crc, Vcrc, WriteCrc, CAP_VERIFY, XF_VCRC}
 use core::cell::Cell;
 
 /// Silence after which a selective requester sends a tail-loss probe: twice the smallest
-/// recent round trip (see `ProbeDelay`) within these bounds, the upper one until
-/// measured. (A fixed 1 ms probe made lossless READ slower on a host where silences over
-/// 1 ms were common without loss; 1.5 ms on a faster one sent at most 15 probes in a 4 s
-/// lossless run.)
+/// recent round trip (see `ProbeDelay`) within these bounds, the initial one until
+/// measured, doubled for each probe of the same silence. (A fixed 1 ms probe made
+/// lossless READ slower on a host where silences over 1 ms were common without loss;
+/// 1.5 ms on a faster one sent at most 15 probes in a 4 s lossless run. An upper bound
+/// of 3 ms on a path whose round trip was 10-30 ms, a debug kernel's, sent 270 probes a
+/// second and slowed a ping-pong sixfold.)
 const PROBE_MIN_US: u32 = 1500;
-const PROBE_MAX_US: u32 = 3000;
+const PROBE_INITIAL_US: u32 = 3000;
+const PROBE_MAX_US: u32 = 200_000;
 
 /// The largest WQE, in packets, a doorbell leaves to the work item while packets are in
 /// flight (see `Qp::autocork`).
@@ -295,8 +298,8 @@ impl Qp {
 
     /// Whether a new WRITE waits because it is offered as verified and the peer has not
     /// answered yet: a response to what is in flight will say whether it checks WRITEs;
-    /// with nothing in flight a hello asks (at most [`HELLOS`], one per probe delay;
-    /// then the WRITE goes unverified).
+    /// with nothing in flight a hello asks (at most [`HELLOS`], the probe delay apart,
+    /// doubled each time; then the WRITE goes unverified).
     fn hold(&self, st: &mut State) -> bool {
         if !self.vfy_offer || st.vfy_seen {
             return false;
@@ -314,7 +317,8 @@ impl Qp {
     /// Sends a hello: a zero-length SEND with the PSN before the first one not yet
     /// acknowledged, which every RC responder takes as a duplicate and acknowledges
     /// (IBTA C9-105) without executing it; the ACK carries the responder's capability
-    /// bits. The retransmit timer runs the requester again after the probe delay.
+    /// bits. The retransmit timer runs the requester again after the probe delay (doubled
+    /// for each hello before).
     pub(super) fn hello(&self, st: &mut State) {
         let Some(path) = st.path.as_ref() else {
             return;
@@ -331,7 +335,15 @@ impl Qp {
         self.dev.xmit_hdr(path, bth, Ext::default());
         st.hellos = st.hellos.saturating_add(1);
         self.dev.stats.verify_hello.inc();
-        self.timer.arm_us(Self::probe_us(st));
+        // Each unanswered hello doubles the wait, as probes do: a slow path or peer still
+        // answers in time.
+        let wait = st.pto.backoff_us(
+            PROBE_MIN_US,
+            PROBE_INITIAL_US,
+            PROBE_MAX_US,
+            u32::from(st.hellos.saturating_sub(1)),
+        );
+        self.timer.arm_us(u64::from(wait));
     }
 
     /// Transmits data packet `seg` of the SEND or WRITE WQE in `slot`; `xflags` adds rrxe
@@ -478,8 +490,11 @@ impl Qp {
         }
         if sent.is_ok() {
             self.dev.stats.retx_packets.inc();
-            // The cumulative ACK of the timed packet now waits for this one.
-            st.pto.cancel();
+            // The cumulative ACK of the timed packet now waits for this one (a probe only
+            // resends a packet the response already waits for: see `ProbeDelay`).
+            if xflags & sel::XF_PROBE == 0 {
+                st.pto.cancel();
+            }
         }
     }
 
@@ -495,9 +510,13 @@ impl Qp {
         st.sack.end(s.full, st.req.comp_psn);
     }
 
-    /// Silence after which a tail-loss probe is sent.
+    /// Silence after which a tail-loss probe is sent, the probes already sent in this
+    /// silence counted.
     pub(super) fn probe_us(st: &State) -> u64 {
-        u64::from(st.pto.delay_us(PROBE_MIN_US, PROBE_MAX_US))
+        u64::from(
+            st.pto
+                .backoff_us(PROBE_MIN_US, PROBE_INITIAL_US, PROBE_MAX_US, st.probes),
+        )
     }
 
     /// Retransmit timeout: with selective retransmission a tail-loss probe after

@@ -152,10 +152,13 @@ impl Qp {
         let Some(last) = st.req.probe_psn(&st.slots, &self.sq.geom, prod) else {
             return false;
         };
+        // (The delay that just ran out, before this probe doubles the next.)
+        st.silent_us = st.silent_us.saturating_add(Self::probe_us(st));
         st.probes += 1;
         let t = rc::ack_timeout_us(st.timeout);
-        if t != 0 && u64::from(st.probes).saturating_mul(Self::probe_us(st)) >= t {
+        if t != 0 && st.silent_us >= t {
             st.probes = 0;
+            st.silent_us = 0;
             self.dev.stats.timeouts.inc();
             if !st.req.timed_out() {
                 self.fail(st, wc_status::RETRY_EXC_ERR);

@@ -365,7 +365,8 @@ impl Reordering {
 }
 
 /// The requester's round-trip samples and the tail-loss probe delay drawn from them:
-/// twice the smallest recent round trip, within fixed bounds.
+/// twice the smallest recent round trip, within fixed bounds, doubled for each probe
+/// that went unanswered.
 ///
 /// The probe timer measures silence (no response, nothing sent), not the age of a
 /// request, so the queue of a full window, which lengthens every round trip, does not
@@ -377,8 +378,13 @@ impl Reordering {
 ///
 /// One packet at a time is timed: the last of a batch of new requests, until a response
 /// covering it arrives. As Karn's algorithm requires, a retransmission that can delay
-/// that response cancels the timing, and responses to retransmissions end none. Times
-/// are nanoseconds of a monotonic clock, given by the caller.
+/// that response (a repair a SACK asked for) cancels the timing, and responses to
+/// retransmissions end none. A tail-loss probe does not cancel it: whether the response
+/// answers the original or the probe, it comes at least one round trip after the
+/// original was sent, so the sample can only be too long, which the minimum discards;
+/// cancelling would leave a path slower than the initial delay, where every silence
+/// ends in a probe, unmeasured for ever. Times are nanoseconds of a monotonic clock,
+/// given by the caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProbeDelay {
     /// Smallest sample (µs) of the current window of samples ([`u32::MAX`]: none yet).
@@ -472,14 +478,27 @@ impl ProbeDelay {
     }
 
     /// The probe delay: twice the smallest recent round trip, at least `min_us` and at
-    /// most `max_us` (also before the first sample).
-    pub fn delay_us(&self, min_us: u32, max_us: u32) -> u32 {
+    /// most `max_us`; `initial_us` before the first sample.
+    pub fn delay_us(&self, min_us: u32, initial_us: u32, max_us: u32) -> u32 {
         match self.min_rtt_us() {
-            None => max_us,
+            None => initial_us,
             Some(r) => r.saturating_mul(2).max(min_us).min(max_us.max(min_us)),
         }
     }
+
+    /// The delay before the next probe when `probes` were sent since the last response:
+    /// [`ProbeDelay::delay_us`] doubled for each, at most [`PROBE_BACKOFF`] times. A
+    /// silence that outlasts one probe is a peer or path slower than the delay assumed,
+    /// or a peer gone: probing it at the same pace would only add load (each probe is a
+    /// packet and its answer).
+    pub fn backoff_us(&self, min_us: u32, initial_us: u32, max_us: u32, probes: u32) -> u32 {
+        let d = u64::from(self.delay_us(min_us, initial_us, max_us));
+        u32::try_from(d << probes.min(PROBE_BACKOFF)).unwrap_or(u32::MAX)
+    }
 }
+
+/// Doublings of the probe delay in one silence (see [`ProbeDelay::backoff_us`]).
+pub const PROBE_BACKOFF: u32 = 6;
 
 impl Default for ProbeDelay {
     fn default() -> Self {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The tail-loss probe delay: twice the smallest recent round trip, within its bounds,
-//! measured only on packets sent once (Karn), with integer arithmetic that neither
-//! overflows nor panics on any clock or PSN sequence.
+//! measured only on packets sent once (Karn), doubled for each unanswered probe, with
+//! integer arithmetic that neither overflows nor panics on any clock or PSN sequence.
 // Tests index, unwrap and panic freely: a failure is the test failing.
 #![allow(
     clippy::indexing_slicing,
@@ -15,7 +15,8 @@ use rrxe_proto::psn::Psn;
 use rrxe_proto::sel::ProbeDelay;
 
 const MIN: u32 = 1500;
-const MAX: u32 = 3000;
+const INIT: u32 = 3000;
+const MAX: u32 = 20_000;
 const US: u64 = 1000;
 
 /// Times PSN `psn` sent at `t0_us` and answered `rtt_us` later.
@@ -26,10 +27,10 @@ fn sample(p: &mut ProbeDelay, psn: u32, t0_us: u64, rtt_us: u64) {
 }
 
 #[test]
-fn upper_bound_before_any_sample() {
+fn initial_delay_before_any_sample() {
     let p = ProbeDelay::new();
     assert_eq!(p.min_rtt_us(), None);
-    assert_eq!(p.delay_us(MIN, MAX), MAX);
+    assert_eq!(p.delay_us(MIN, INIT, MAX), INIT);
 }
 
 #[test]
@@ -39,24 +40,47 @@ fn twice_the_smallest_sample() {
     assert!(!p.covers(Psn::new(9)));
     sample(&mut p, 10, 0, 1400);
     assert_eq!(p.min_rtt_us(), Some(1400));
-    assert_eq!(p.delay_us(MIN, MAX), 2800);
+    assert_eq!(p.delay_us(MIN, INIT, MAX), 2800);
     // A queue that lengthens later round trips does not lengthen the delay.
     sample(&mut p, 20, 2000, 2600);
     assert_eq!(p.min_rtt_us(), Some(1400));
     sample(&mut p, 30, 5000, 1000);
-    assert_eq!(p.delay_us(MIN, MAX), 2000);
+    assert_eq!(p.delay_us(MIN, INIT, MAX), 2000);
 }
 
 #[test]
 fn bounds() {
     let mut p = ProbeDelay::new();
     sample(&mut p, 1, 0, 100);
-    assert_eq!(p.delay_us(MIN, MAX), MIN);
+    assert_eq!(p.delay_us(MIN, INIT, MAX), MIN);
+    // A path slower than the initial delay is followed, up to the upper bound.
     let mut q = ProbeDelay::new();
     sample(&mut q, 1, 0, 5000);
-    assert_eq!(q.delay_us(MIN, MAX), MAX);
+    assert_eq!(q.delay_us(MIN, INIT, MAX), 10_000);
+    let mut r = ProbeDelay::new();
+    sample(&mut r, 1, 0, 50_000);
+    assert_eq!(r.delay_us(MIN, INIT, MAX), MAX);
     // Inverted bounds give the lower one, never a panic.
-    assert_eq!(q.delay_us(MAX, MIN), MAX);
+    assert_eq!(r.delay_us(MAX, INIT, MIN), MAX);
+}
+
+#[test]
+fn unanswered_probes_double_the_delay() {
+    let mut p = ProbeDelay::new();
+    let d: Vec<u32> = (0..4).map(|k| p.backoff_us(MIN, INIT, MAX, k)).collect();
+    assert_eq!(d, [INIT, 2 * INIT, 4 * INIT, 8 * INIT]);
+    sample(&mut p, 1, 0, 1000);
+    assert_eq!(p.backoff_us(MIN, INIT, MAX, 0), 2000);
+    assert_eq!(p.backoff_us(MIN, INIT, MAX, 1), 4000);
+    // At most PROBE_BACKOFF doublings, and no overflow whatever the bounds.
+    assert_eq!(
+        p.backoff_us(MIN, INIT, MAX, 1000),
+        2000 << rrxe_proto::sel::PROBE_BACKOFF
+    );
+    assert_eq!(
+        p.backoff_us(u32::MAX, u32::MAX, u32::MAX, u32::MAX),
+        u32::MAX
+    );
 }
 
 #[test]
@@ -70,7 +94,7 @@ fn minimum_follows_a_slower_path() {
         t += 2000;
     }
     assert_eq!(p.min_rtt_us(), Some(1200));
-    assert_eq!(p.delay_us(MIN, MAX), 2400);
+    assert_eq!(p.delay_us(MIN, INIT, MAX), 2400);
 }
 
 #[test]
@@ -146,13 +170,13 @@ fn extreme_clocks() {
     let mut p = ProbeDelay::new();
     p.sent(Psn::new(1), || 0);
     p.sample(u64::MAX);
-    assert_eq!(p.delay_us(MIN, MAX), MAX);
+    assert_eq!(p.delay_us(MIN, INIT, MAX), MAX);
     // A clock going backwards counts as zero.
     let mut q = ProbeDelay::new();
     q.sent(Psn::new(1), || 5_000);
     q.sample(0);
     assert_eq!(q.min_rtt_us(), Some(0));
-    assert_eq!(q.delay_us(MIN, MAX), MIN);
+    assert_eq!(q.delay_us(MIN, INIT, MAX), MIN);
 }
 
 proptest! {
@@ -172,8 +196,10 @@ proptest! {
                     }
                 }
             }
-            let d = p.delay_us(MIN, MAX);
+            let d = p.delay_us(MIN, INIT, MAX);
             prop_assert!((MIN..=MAX).contains(&d));
+            let b = p.backoff_us(MIN, INIT, MAX, psn % 16);
+            prop_assert!(b >= d && b <= d << rrxe_proto::sel::PROBE_BACKOFF);
         }
     }
 }
