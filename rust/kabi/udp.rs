@@ -147,7 +147,9 @@ impl Drop for UdpSockets {
         for s in socks.iter() {
             close(s);
         }
-        socks.clear();
+        // Its buffer too, not only its entries: a static is never dropped, and unloading
+        // the module frees the static but not what it points to.
+        *socks = KVec::new();
     }
 }
 
