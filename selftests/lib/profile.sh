@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Guest job of `make profile` (RRXE_MODE=profile, rrxe): one perftest run between the
-# two namespaces (RRXE_PROFILE = write_bw: ib_write_bw 64 KiB, 1 QP; write_lat:
+# two namespaces (RRXE_PROFILE = write_bw: ib_write_bw 64 KiB, 1 QP; write_bw_verified: the
+# same with verified WRITEs; write_lat:
 # ib_write_lat 8 B) while `perf record -a -g` samples every CPU (software clock: TCG has
 # no PMU); writes the samples as `perf script` text to /tmp/out/perf.script and the
 # tool's result line to /tmp/out/result.txt. Never run by `make check`.
@@ -14,6 +15,11 @@ hosts_up
 devs_up
 case $what in
 write_bw) tool=ib_write_bw args="-s 65536 -D $dur" ;;
+write_bw_verified)
+	# The same WRITEs, verified (verify/enable on both devices; negotiated per QP).
+	for d in rrxe0 rrxe1; do echo 1 >/sys/kernel/debug/rrxe-$d/verify/enable; done
+	tool=ib_write_bw args="-s 65536 -D $dur"
+	;;
 write_lat) tool=ib_write_lat args="-s 8 -n 20000" ;;
 *) echo "profile: unknown RRXE_PROFILE $what"; exit 2 ;;
 esac

@@ -19,6 +19,20 @@ hosts_up
 devs_up
 vknob() { for d in rrxe0 rrxe1; do echo "$2" >/sys/kernel/debug/rrxe-$d/verify/$1; done; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
+# best <lat|bw> <values...>: the best run (lowest latency, highest bandwidth).
+best() {
+	local k=$1
+	shift
+	printf '%s\n' "$@" | sort -g | if [ "$k" = lat ]; then head -1; else tail -1; fi
+}
+# report <name> <values...>: "<name> <median>", "<name>_best <best run>" and the runs.
+report() {
+	local n=$1
+	shift
+	echo "${n}_runs $(echo "$@" | tr ' ' ',')" >>"$out"
+	echo "$n $(median "$@")" | tee -a "$out"
+	echo "${n}_best $(best "${n%%_*}" "$@")" | tee -a "$out"
+}
 # one <key> <rrxe-verify args...>: one run; the value of "key=" on its result line.
 one() {
 	local key=$1
@@ -44,9 +58,9 @@ alternate() {
 		c="$c $(one "$key" "$@")"
 		vknob crc 1
 	done
-	echo "$np $(median $p)" | tee -a "$out"
-	echo "$nv $(median $v)" | tee -a "$out"
-	echo "${nv}_crc32c $(median $c)" | tee -a "$out"
+	report "$np" $p
+	report "$nv" $v
+	report "${nv}_crc32c" $c
 }
 for mtu in 1500 9000; do
 	ip -n $NS0 link set va mtu $mtu
@@ -61,7 +75,7 @@ for mtu in 1500 9000; do
 		for ((i = 0; i < reps; i++)); do
 			wr="$wr $(one lat_us_p50 -o write -s $size -n $n -k 1 -m $m)"
 		done
-		echo "lat_write_read_${size}_mtu$m $(median $wr)" | tee -a "$out"
+		report "lat_write_read_${size}_mtu$m" $wr
 	done
 	alternate bw_write_65536_mtu$m bw_verified_65536_mtu$m MB/s -o wonly -s 65536 -n 2000 -k 16 -m $m
 done
