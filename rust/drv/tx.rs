@@ -48,23 +48,20 @@ impl Path {
     }
 }
 
+/// Writes a packet's payload into the skb (gathered from memory regions). `Ok(Some(raw))`:
+/// it also computed the bytes' CRC-32 from 0 (`crc32_le(0, ..)`), which the ICRC then
+/// reuses instead of reading them again; `Err` carries the completion status to report.
+pub(crate) type Filler<'a> = &'a dyn Fn(&mut [u8]) -> core::result::Result<Option<u32>, u32>;
+
 /// Where a packet's payload comes from: written straight into the skb.
 pub(crate) enum Payload<'a> {
     /// No payload.
     None,
-    /// `len` bytes produced by a filler (gathered from memory regions); `Err` carries the
-    /// completion status to report.
-    Fill(
-        usize,
-        &'a dyn Fn(&mut [u8]) -> core::result::Result<(), u32>,
-    ),
+    /// `len` bytes produced by a filler.
+    Fill(usize, Filler<'a>),
     /// As [`Payload::Fill`], then the sealer rewrites the headers once the payload is in
     /// place (a verified WRITE's last packet carries the CRC of what was gathered).
-    Sealed(
-        usize,
-        &'a dyn Fn(&mut [u8]) -> core::result::Result<(), u32>,
-        &'a dyn Fn(&mut [u8]),
-    ),
+    Sealed(usize, Filler<'a>, &'a dyn Fn(&mut [u8])),
 }
 
 /// One packet to send: BTH, extension headers and payload.
@@ -98,7 +95,7 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
     let total = hlen + plen + pad + ICRC_LEN;
     let mut skb =
         SkBuff::alloc_tx(path.dst.dev(), u32::try_from(total).map_err(|_| E)?).map_err(|_| E)?;
-    let mut r = Ok(());
+    let mut r = Ok(None);
     skb.put_with(total, |buf| {
         if write_headers(&p.bth, &p.ext, buf).is_err() {
             r = Err(E);
@@ -107,7 +104,7 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
             (Payload::Fill(n, fill), Some(d)) | (Payload::Sealed(n, fill, _), Some(d))
                 if *n == d.len() =>
             {
-                r = r.and(fill(d));
+                r = r.and_then(|_| fill(d));
             }
             _ => {}
         }
@@ -119,7 +116,7 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
         }
     })
     .map_err(|_| E)?;
-    r?;
+    let known = r?;
     if path.v6 {
         skb.push_ip6(
             &path.dst,
@@ -142,7 +139,18 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
     }
     let l3 = skb.l3_mut();
     let n = l3.len().checked_sub(ICRC_LEN).ok_or(E)?;
-    let crc = icrc::compute(&KernelCrc32, l3.get(..n).ok_or(E)?).map_err(|_| E)?;
+    let l3 = l3.get(..n).ok_or(E)?;
+    let crc = match known {
+        // The payload starts `hlen` bytes after the BTH, which is where the RoCE part of
+        // the `total` bytes put above begins.
+        Some(raw) => {
+            let at = (n + ICRC_LEN).checked_sub(total).ok_or(E)? + hlen;
+            icrc::compute_known(&KernelCrc32, l3, at, plen as u32, raw)
+        }
+        None => icrc::compute(&KernelCrc32, l3),
+    }
+    .map_err(|_| E)?;
+    let l3 = skb.l3_mut();
     l3.get_mut(n..).ok_or(E)?.copy_from_slice(&crc);
     match skb.send(path.v6) {
         Ok(()) => {

@@ -166,7 +166,7 @@ impl Qp {
             for (o, i) in d.iter_mut().zip(info.iter()) {
                 *o = *i;
             }
-            Ok(())
+            Ok(None)
         };
         let sent = self.dev.xmit(
             path,

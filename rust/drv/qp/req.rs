@@ -9,10 +9,11 @@ use super::local::Local;
 use super::sched::mono_ns;
 use super::Qp;
 use super::{selmode, QpState, State};
-use crate::kabi::crc::KernelCrc;
+use crate::kabi::crc::{KernelCrc, KernelCrc32};
 use crate::proto::bth::Bth;
 use crate::proto::ccwire::{CAP_CC, XF_TS};
 use crate::proto::exthdr::{AtomicEth, Feth, Reth};
+use crate::proto::icrc::{self, Crc32};
 use crate::proto::opcode::{self, flags as f, op};
 use crate::proto::packet::{self, Ext};
 use crate::proto::psn::Psn;
@@ -21,7 +22,7 @@ use crate::proto::rc::{self, Kind, DEFAULT_PKEY};
 use crate::proto::sel::{self, Sack, Xeth};
 use crate::proto::uapi::{send_flags, wc_status, wr, SendWqe};
 use crate::proto::uc;
-use crate::proto::verify::{crc_finish, Crc, Vcrc, WriteCrc, CAP_VERIFY, XF_VCRC};
+use crate::proto::verify::{crc_finish, Alg, Crc, Vcrc, WriteCrc, CAP_VERIFY, XF_VCRC};
 use core::cell::Cell;
 
 /// Silence after which a selective requester sends a tail-loss probe: twice the smallest
@@ -194,7 +195,7 @@ impl Qp {
         r: &Request,
     ) -> core::result::Result<(), u32> {
         let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
-        let fill = |d: &mut [u8]| self.gather(wqe, 0, d);
+        let fill = |d: &mut [u8]| self.gather(wqe, 0, d).map(|()| None);
         let mut payload = Payload::None;
         let ext = if kind == Kind::AtomicWrite {
             // IBTA oA19-28: exactly 8 bytes, to an 8-byte aligned address.
@@ -414,10 +415,17 @@ impl Qp {
         let alg = slot.vfy.map(|w| w.alg).unwrap_or_default();
         let fill = |d: &mut [u8]| {
             self.gather(wqe, off, d)?;
-            if feed.is_some() {
-                crc.set(KernelCrc.update(alg, crc.get(), d));
+            if feed.is_none() {
+                return Ok(None);
             }
-            Ok(())
+            if alg != Alg::Crc32 {
+                crc.set(KernelCrc.update(alg, crc.get(), d));
+                return Ok(None);
+            }
+            // CRC-32 is the ICRC's polynomial: one pass over the bytes serves both.
+            let raw = KernelCrc32.update(0, d);
+            crc.set(icrc::shift(crc.get(), d.len() as u32) ^ raw);
+            Ok(Some(raw))
         };
         // The last packet's CRC header, once its own bytes are in.
         let at = packet::vfy_offset(&bth);

@@ -774,6 +774,7 @@ impl Qp {
             let mr = mr.as_ref();
             let fill = |d: &mut [u8]| {
                 mr.and_then(|m| m.read(va, d))
+                    .map(|()| None)
                     .ok_or(wc_status::REM_ACCESS_ERR)
             };
             let code = rc::read_resp_opcode(k, n);

@@ -105,6 +105,82 @@ pub fn compute<C: Crc32>(c: &C, ip_packet: &[u8]) -> Result<[u8; 4], IcrcError> 
     Ok(finish(c.update(crc, rest)))
 }
 
+/// CRC-32's polynomial, bit-reversed (bit 31 holds the coefficient of x^0).
+const POLY: u32 = 0xedb8_8320;
+
+/// `a * b` modulo CRC-32's polynomial, both in the CRC's bit-reversed representation.
+pub const fn mul_mod(a: u32, mut b: u32) -> u32 {
+    let mut p = 0;
+    let mut i = 0;
+    while i < 32 {
+        // Bit 31 - i of `a` is its coefficient of x^i; `b` is the original `b` * x^i.
+        if a & (1 << (31 - i)) != 0 {
+            p ^= b;
+        }
+        b = if b & 1 != 0 { (b >> 1) ^ POLY } else { b >> 1 };
+        i += 1;
+    }
+    p
+}
+
+/// `X8[k]` = x^(8 * 2^k) modulo the polynomial: what appending 2^k zero bytes multiplies a
+/// running CRC by.
+// Indexing: `k < 32`, the table's length (evaluated at compile time, where an index out of
+// range fails the build).
+#[allow(clippy::indexing_slicing)]
+const X8: [u32; 32] = {
+    let mut t = [0u32; 32];
+    // x^1, squared three times: x^8.
+    let mut x = 1u32 << 30;
+    let mut i = 0;
+    while i < 3 {
+        x = mul_mod(x, x);
+        i += 1;
+    }
+    let mut k = 0;
+    while k < 32 {
+        t[k] = x;
+        x = mul_mod(x, x);
+        k += 1;
+    }
+    t
+};
+
+/// The running CRC `crc` continued over `n` zero bytes, without reading them: with CRC-32's
+/// linearity, `update(crc, d) == shift(crc, d.len()) ^ update(0, d)`, so a CRC computed once
+/// over some bytes serves two running CRCs (the ICRC and a verified WRITE's message CRC).
+/// Costs one multiplication per bit set in `n`.
+pub fn shift(crc: u32, n: u32) -> u32 {
+    X8.iter()
+        .enumerate()
+        .filter(|&(k, _)| n & (1 << k) != 0)
+        .fold(crc, |r, (_, &x)| mul_mod(x, r))
+}
+
+/// As [`compute`], when the CRC-32 of `len` bytes at offset `at` of `ip_packet` (after the
+/// BTH) is already known: `raw` = `update(0, bytes)`. Those bytes are not read again.
+pub fn compute_known<C: Crc32>(
+    c: &C,
+    ip_packet: &[u8],
+    at: usize,
+    len: u32,
+    raw: u32,
+) -> Result<[u8; 4], IcrcError> {
+    let crc = start(c, ip_packet)?;
+    let ip_len = if ip_packet.first() == Some(&0x45) {
+        IPV4_HLEN
+    } else {
+        IPV6_HLEN
+    };
+    let end = at.checked_add(len as usize).ok_or(IcrcError::Truncated)?;
+    let before = ip_packet
+        .get(ip_len + UDP_HLEN + BTH_LEN..at)
+        .ok_or(IcrcError::Truncated)?;
+    let after = ip_packet.get(end..).ok_or(IcrcError::Truncated)?;
+    let crc = shift(c.update(crc, before), len) ^ raw;
+    Ok(finish(c.update(crc, after)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,5 +194,52 @@ mod tests {
     #[test]
     fn seed_is_masked_lrh() {
         assert_eq!(TableCrc32.update(!0, &[0xff; 8]), ICRC_SEED);
+    }
+
+    #[test]
+    fn shift_is_zero_bytes() {
+        for n in [0u32, 1, 3, 8, 255, 1024, 4096, 4099] {
+            let zeros = [0u8; 4099];
+            let z = zeros.get(..n as usize).unwrap_or(&[]);
+            assert_eq!(
+                shift(0x1234_5678, n),
+                TableCrc32.update(0x1234_5678, z),
+                "n {n}"
+            );
+        }
+        assert_eq!(mul_mod(1 << 31, 0xdead_beef), 0xdead_beef);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn linear(crc in proptest::prelude::any::<u32>(),
+                  d in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000)) {
+            let whole = TableCrc32.update(crc, &d);
+            let split = shift(crc, d.len() as u32) ^ TableCrc32.update(0, &d);
+            proptest::prop_assert_eq!(whole, split);
+        }
+
+        #[test]
+        fn known_payload_same_icrc(
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 40..2000),
+            v6 in proptest::prelude::any::<bool>(),
+            a in 0usize..2000, b in 0usize..2000) {
+            let mut pkt = body;
+            let ip = if v6 { IPV6_HLEN } else { IPV4_HLEN };
+            if let Some(x) = pkt.first_mut() {
+                *x = if v6 { 0x60 } else { 0x45 };
+            }
+            pkt.resize(pkt.len().max(ip + UDP_HLEN + BTH_LEN), 0);
+            let lo = ip + UDP_HLEN + BTH_LEN;
+            let span = pkt.len() - lo;
+            let (x, y) = (a % (span + 1), b % (span + 1));
+            let (at, end) = (lo + x.min(y), lo + x.max(y));
+            let raw = TableCrc32.update(0, pkt.get(at..end).unwrap_or(&[]));
+            let len = (end - at) as u32;
+            proptest::prop_assert_eq!(
+                compute_known(&TableCrc32, &pkt, at, len, raw),
+                compute(&TableCrc32, &pkt)
+            );
+        }
     }
 }
