@@ -57,9 +57,7 @@ impl Qp {
             // A verified WRITE failed its check at the responder.
             match pkt.vres() {
                 Some(Ok(v)) if v.outcome == Outcome::Mismatch => {
-                    st.req.answered();
-                    st.probes = 0;
-                    st.silent_us = 0;
+                    st.heard();
                     self.on_vfail(&mut st, psn, v.attempt);
                 }
                 _ => self.dev.stats.drop_malformed.inc(),
@@ -117,9 +115,7 @@ impl Qp {
                 self.read_response(&mut st, pkt);
             }
         }
-        st.req.answered();
-        st.probes = 0;
-        st.silent_us = 0;
+        st.heard();
         if st.sel_tx {
             let a = if pkt.info.opcode == op::RC_ACK {
                 psn.add(1)

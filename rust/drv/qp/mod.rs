@@ -189,6 +189,21 @@ struct State {
     uc: UcResponder,
 }
 
+impl State {
+    /// Requester: the silence the tail-loss probes measure is over (a response arrived,
+    /// or the transport timer expired).
+    fn silence_over(&mut self) {
+        self.probes = 0;
+        self.silent_us = 0;
+    }
+
+    /// Requester: a response arrived.
+    fn heard(&mut self) {
+        self.req.answered();
+        self.silence_over();
+    }
+}
+
 /// A queue pair.
 #[pin_data]
 pub(crate) struct Qp {

@@ -157,8 +157,7 @@ impl Qp {
         st.probes += 1;
         let t = rc::ack_timeout_us(st.timeout);
         if t != 0 && st.silent_us >= t {
-            st.probes = 0;
-            st.silent_us = 0;
+            st.silence_over();
             self.dev.stats.timeouts.inc();
             if !st.req.timed_out() {
                 self.fail(st, wc_status::RETRY_EXC_ERR);
