@@ -94,15 +94,20 @@ pub const fn finish(crc: u32) -> [u8; 4] {
 /// ICRC of a whole IP packet (`ip_packet` holds IP header through pad, the ICRC excluded).
 pub fn compute<C: Crc32>(c: &C, ip_packet: &[u8]) -> Result<[u8; 4], IcrcError> {
     let crc = start(c, ip_packet)?;
+    let rest = ip_packet
+        .get(bth_end(ip_packet)..)
+        .ok_or(IcrcError::Truncated)?;
+    Ok(finish(c.update(crc, rest)))
+}
+
+/// Where the bytes after the BTH start in a packet [`start`] accepted.
+fn bth_end(ip_packet: &[u8]) -> usize {
     let ip_len = if ip_packet.first() == Some(&0x45) {
         IPV4_HLEN
     } else {
         IPV6_HLEN
     };
-    let rest = ip_packet
-        .get(ip_len + UDP_HLEN + BTH_LEN..)
-        .ok_or(IcrcError::Truncated)?;
-    Ok(finish(c.update(crc, rest)))
+    ip_len + UDP_HLEN + BTH_LEN
 }
 
 /// CRC-32's polynomial, bit-reversed (bit 31 holds the coefficient of x^0).
@@ -167,14 +172,9 @@ pub fn compute_known<C: Crc32>(
     raw: u32,
 ) -> Result<[u8; 4], IcrcError> {
     let crc = start(c, ip_packet)?;
-    let ip_len = if ip_packet.first() == Some(&0x45) {
-        IPV4_HLEN
-    } else {
-        IPV6_HLEN
-    };
     let end = at.checked_add(len as usize).ok_or(IcrcError::Truncated)?;
     let before = ip_packet
-        .get(ip_len + UDP_HLEN + BTH_LEN..at)
+        .get(bth_end(ip_packet)..at)
         .ok_or(IcrcError::Truncated)?;
     let after = ip_packet.get(end..).ok_or(IcrcError::Truncated)?;
     let crc = shift(c.update(crc, before), len) ^ raw;
