@@ -93,13 +93,14 @@ impl UdpRx for Rrxe {
         };
         let len = udp_payload.len();
         shared.stats.rx_bytes.add(len as u64);
-        let (dqpn, cnp, retx, key, request) = match packet::parse(udp_payload) {
+        let (dqpn, cnp, retx, solo, key, request) = match packet::parse(udp_payload) {
             Ok(p) => (
                 p.bth.dqpn,
                 p.info.has(f::CNP),
                 // (Not a probe: it carries the highest PSN sent, and ahead of the queue
                 // it would make every packet still queued look missing.)
                 p.bth.xflags & (sel::XF_RETX | sel::XF_PROBE) == sel::XF_RETX,
+                p.bth.xflags & sel::XF_SOLO != 0,
                 sel::RxKey {
                     resp: p.info.has(f::RESP),
                     psn: p.bth.psn,
@@ -143,6 +144,6 @@ impl UdpRx for Rrxe {
         if ce && !key.resp {
             qp.note_ce();
         }
-        qp.queue_rx(skb, len, key, retx);
+        qp.queue_rx(skb, len, key, retx, solo);
     }
 }

@@ -97,6 +97,7 @@ stats!(
     drop_qkey,
     drop_no_recv,
     drop_rx_queue,
+    rx_solo,
     sel_negotiated,
     sel_fallback,
     sel_accepted,

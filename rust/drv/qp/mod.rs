@@ -39,7 +39,7 @@ use crate::proto::rc::resp::{Responder, REPLAY};
 use crate::proto::rc::sack::{Keeper, SackTx};
 use crate::proto::rc::{self, QpState, Retry};
 use crate::proto::rdrep::ReadRepair;
-use crate::proto::sel::{ProbeDelay, RX_SPAN};
+use crate::proto::sel::{ProbeDelay, SoloHint, RX_SPAN};
 use crate::proto::uapi::{self, send_flags, wc_opcode, wc_status, Cqe, RecvWqe, SendWqe};
 use crate::proto::uc::UcResponder;
 use crate::proto::verify::CheckPolicy;
@@ -178,6 +178,12 @@ struct State {
     vfy_tx: bool,
     /// Requester: hellos sent to learn the peer's capabilities before the first WRITE.
     hellos: u8,
+    // ---- the XF_SOLO hint (requester)
+    solo_hint: SoloHint,
+    /// The WQE whose packets carry XF_SOLO while nothing is posted behind it.
+    solo_wqe: Option<u32>,
+    /// A SEND or WRITE from the peer arrived since the requester last started a WQE.
+    pinged: bool,
     /// Responder: the requester offered verified WRITEs.
     peer_vfy: bool,
     /// Responder: whether to read the next verified WRITE back.
@@ -450,6 +456,9 @@ impl Qp {
                     vfy_seen: false,
                     vfy_tx: false,
                     hellos: 0,
+                    solo_hint: SoloHint::new(),
+                    solo_wqe: None,
+                    pinged: false,
                     peer_vfy: false,
                     vcheck: CheckPolicy::new(),
                     cc: QpCc::new(dev.knobs.params()),

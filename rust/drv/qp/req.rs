@@ -151,6 +151,21 @@ impl Qp {
                 length: wqe.length,
             };
             slot = st.req.start(&head, mtu);
+            let prod = self.sq.producer();
+            let behind = prod != self.sq.geom.next(i);
+            let depth = self.sq.geom.count(prod, st.req.cons);
+            let signaled = wqe.flags & send_flags::SIGNALED != 0 || self.sig_all;
+            let pinged = core::mem::take(&mut st.pinged);
+            // (Not a verified WRITE's resend after a failed check.)
+            let solo = st.solo_hint.start(
+                depth,
+                behind,
+                st.req.cons == i && signaled,
+                pinged,
+                wqe.length,
+            ) && st.sel_tx
+                && st.req.vrepair.is_none();
+            st.solo_wqe = solo.then_some(i);
             if matches!(kind, Kind::Write { .. }) {
                 if stored.vfy.is_some() {
                     // Started again after a go-back: its CRC so far and its attempts
@@ -164,10 +179,12 @@ impl Qp {
                 }
             }
         }
+        // Flagged while nothing was posted behind it.
+        let solo = st.solo_wqe == Some(i) && self.sq.producer() == self.sq.geom.next(i);
         if rc::needs_response(wqe.opcode) {
             // One request packet; the responses complete it.
             let r = st.req.next_request(&slot, stored.started, mtu);
-            self.request(st, wqe, kind, &r)?;
+            self.request(st, wqe, kind, &r, solo)?;
             st.req.request_sent(&mut slot, &r);
             if let Some(s) = st.slots.get_mut(i as usize) {
                 *s = slot;
@@ -175,7 +192,8 @@ impl Qp {
             return Ok(true);
         }
         let seg = st.req.next_data(&slot, mtu);
-        let fed = self.data_packet(st, wqe, kind, &slot, &seg, 0)?;
+        let xf = if solo { sel::XF_SOLO } else { 0 };
+        let fed = self.data_packet(st, wqe, kind, &slot, &seg, xf)?;
         if let (Some(raw), Some(w)) = (fed, slot.vfy.as_mut()) {
             w.fed(raw, seg.len);
         }
@@ -186,13 +204,15 @@ impl Qp {
         Ok(seg.last)
     }
 
-    /// Transmits a READ, atomic, ATOMIC WRITE or FLUSH request.
+    /// Transmits a READ, atomic, ATOMIC WRITE or FLUSH request (`solo`: flagged
+    /// [`sel::XF_SOLO`], which a READ's responses echo).
     fn request(
         &self,
         st: &State,
         wqe: &SendWqe,
         kind: Kind,
         r: &Request,
+        solo: bool,
     ) -> core::result::Result<(), u32> {
         let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
         let fill = |d: &mut [u8]| self.gather(wqe, 0, d).map(|()| None);
@@ -255,6 +275,7 @@ impl Qp {
             ack_req: true,
             psn: r.psn,
             caps: self.offer(),
+            xflags: if solo { sel::XF_SOLO } else { 0 },
             ..Bth::default()
         };
         self.dev.xmit(path, &TxPkt { bth, ext, payload })

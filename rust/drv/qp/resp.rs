@@ -83,7 +83,10 @@ impl Qp {
         let probe = pkt.bth.xflags & sel::XF_PROBE != 0;
         let keep = st.peer_sel && !st.kept.is_empty();
         match st.resp.check(psn, keep, probe) {
-            Check::Execute => {}
+            Check::Execute => {
+                // (The peer answered: see `SoloHint`.)
+                st.pinged |= pkt.info.has(f::SEND) || pkt.info.has(f::WRITE);
+            }
             Check::Keep => {
                 self.dev.stats.out_of_seq.inc();
                 return self.ahead(&mut st, pkt, probe);
@@ -789,6 +792,10 @@ impl Qp {
                 // Answers to a request seen before, or sent again, are retransmissions.
                 xflags: if st.peer_sel && (!fresh || pkt.bth.xflags & sel::XF_RETX != 0) {
                     sel::XF_RETX
+                } else {
+                    0
+                } | if st.peer_sel && reth.len <= sel::SOLO_MAX {
+                    pkt.bth.xflags & sel::XF_SOLO
                 } else {
                     0
                 },

@@ -37,10 +37,12 @@ pub(super) struct RxQueue {
 }
 
 impl Qp {
-    /// Receive softirq: a small packet (ACK, short message) arriving while nothing is
-    /// queued is processed at once (latency); anything else goes to this QP's work item,
-    /// so that copying payloads runs on whichever CPU is free. A full queue drops the
-    /// packet (counted; the peer retransmits).
+    /// Receive softirq: a small packet (ACK, short message) or one of a message its
+    /// sender has alone outstanding (`solo`: [`sel::XF_SOLO`], someone waits for just
+    /// this message), arriving while nothing is queued, is processed at once (latency);
+    /// anything else goes to this QP's work item, so that copying payloads of a stream
+    /// runs on whichever CPU is free. A full queue drops the packet (counted; the peer
+    /// retransmits).
     ///
     /// A selective retransmission (`retx`) goes ahead of the packets queued before it,
     /// after the retransmissions already there and after any packet of its direction
@@ -48,10 +50,13 @@ impl Qp {
     /// it waits for. Queued at the back, a READ's repair was processed only after the
     /// whole window of responses sent before it, so the window stayed closed until the
     /// queue ran dry and then the pipe was empty for a round trip.
-    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize, key: RxKey, retx: bool) {
+    pub(crate) fn queue_rx(&self, skb: SkBuff, len: usize, key: RxKey, retx: bool, solo: bool) {
         let mut q = self.rxq.lock();
-        if len <= RX_INLINE_MAX && q.pkts.is_empty() && !q.busy && !self.engine_busy() {
+        if (len <= RX_INLINE_MAX || solo) && q.pkts.is_empty() && !q.busy && !self.engine_busy() {
             drop(q);
+            if len > RX_INLINE_MAX {
+                self.dev.stats.rx_solo.inc();
+            }
             self.process(skb);
             self.rx_batch_done();
             return;

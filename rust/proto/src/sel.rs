@@ -12,6 +12,8 @@
 //! * BTH byte 8, reserved bit [`XF_EXT`]: an rrxe header follows the IBTA headers: the
 //!   12-byte [`Xeth`] on packets with payload, the 20-byte [`Sack`] on an ACK.
 //!   [`XF_PROBE`] marks a tail-loss probe, which the receiver answers with a full SACK.
+//! * BTH byte 8, reserved bit [`XF_SOLO`]: a hint, not a header: the packet belongs to
+//!   a message of at most [`SOLO_MAX`] bytes that its sender has alone outstanding.
 
 use super::bth::HdrError;
 use super::psn::Psn;
@@ -27,6 +29,15 @@ pub const XF_PROBE: u8 = 0x02;
 /// BTH byte 8 flag: a retransmission (a hole filled by a packet without it was reported
 /// too early: the path reorders more than the receiver allowed for).
 pub const XF_RETX: u8 = 0x04;
+/// BTH byte 8 flag: the packet belongs to a message of at most [`SOLO_MAX`] bytes that
+/// was the only one outstanding on its send queue when it left ([`SoloHint`] says which;
+/// a READ's responses echo their request's flag). Nothing queued behind the message,
+/// nothing gained by handing its packets to another CPU: the receiver may process them
+/// in its receive softirq at once instead of waking the QP's work item. Only set towards
+/// a peer that accepted selective retransmission; a receiver is free to ignore it.
+pub const XF_SOLO: u8 = 0x40;
+/// Largest message whose packets carry [`XF_SOLO`].
+pub const SOLO_MAX: u32 = 16384;
 /// Length of the XETH.
 pub const XETH_LEN: usize = 12;
 /// Length of the SACK header.
@@ -35,6 +46,77 @@ pub const SACK_LEN: usize = 20;
 pub const SACK_SPAN: u32 = 128;
 /// A hole is reported once this many later PSNs arrived (reordering tolerance).
 pub const REORDER: u32 = 3;
+
+/// Every this many consecutive WQEs posted by an application that waits, one goes out
+/// without [`XF_SOLO`] (see [`SoloHint`]).
+pub const SOLO_PROBE: u32 = 16;
+
+/// WQEs in flight from which a send queue counts as a stream's for good (see
+/// [`SoloHint`]).
+pub const SOLO_STREAM_DEPTH: u32 = 3;
+
+/// The requester's choice of [`XF_SOLO`], once per WQE.
+///
+/// A WQE is *awaited* when nothing was posted behind it and either a message from the
+/// peer arrived since the previous WQE started (a ping-pong: the application waited for
+/// the peer's answer; the previous WQE's ACK may still be on its way), or it is alone on
+/// the queue and signaled (the application waited for the previous WQE's completion and
+/// asks for this one's) on a queue that never had [`SOLO_STREAM_DEPTH`] WQEs in flight.
+///
+/// The last condition is there because a stream's messages, processed at once by the
+/// receiver, complete inside the post that sent them (on one host the receive softirq
+/// runs in the sender's system call): an application that would keep 16 WQEs in flight
+/// never gets to post the next one before the previous one completed, every WQE looks
+/// alone, and the whole stream runs on one CPU. A queue that once held three WQEs
+/// belongs to such an application (a WRITE and its READ posted together make two).
+/// Likewise the first awaited WQE after one that was not, and every [`SOLO_PROBE`]th
+/// after it, goes out without the flag: its packets take the receiver's work item, the
+/// post returns before the WQE completes, and an application with more to send posts it
+/// meanwhile. An application that waits for each message gets the flag on 15 of every
+/// 16.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SoloHint {
+    /// Consecutive awaited WQEs, counted 1 to [`SOLO_PROBE`] and round again; 0 after one
+    /// that was not.
+    run: u32,
+    /// The queue once had [`SOLO_STREAM_DEPTH`] WQEs in flight.
+    stream: bool,
+}
+
+impl SoloHint {
+    /// No WQE seen yet.
+    pub const fn new() -> Self {
+        SoloHint {
+            run: 0,
+            stream: false,
+        }
+    }
+
+    /// A WQE of `len` bytes starts: whether its packets carry [`XF_SOLO`]. `depth`: WQEs
+    /// posted and not completed, itself and any behind it included; `behind`: a WQE was
+    /// posted after it; `oldest`: every WQE before it completed and it is signaled;
+    /// `pinged`: a message from the peer arrived since the previous WQE started.
+    pub fn start(
+        &mut self,
+        depth: u32,
+        behind: bool,
+        oldest: bool,
+        pinged: bool,
+        len: u32,
+    ) -> bool {
+        self.stream |= depth >= SOLO_STREAM_DEPTH;
+        if behind || !(pinged || oldest && !self.stream) {
+            self.run = 0;
+            return false;
+        }
+        self.run = if self.run >= SOLO_PROBE {
+            1
+        } else {
+            self.run + 1
+        };
+        self.run != 1 && len <= SOLO_MAX
+    }
+}
 
 /// Extended transport header: where a packet belongs inside its WQE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -865,6 +947,47 @@ mod tests {
         assert_eq!(retx_slot(w.iter().copied(), 0, k(false, 1)), 2);
         assert_eq!(retx_slot(w.iter().copied(), 9, k(false, 0xff_fff0)), 2);
         assert_eq!(retx_slot([].into_iter(), 0, k(false, 1)), 0);
+    }
+
+    #[test]
+    fn solo_hint_probes_then_flags() {
+        let mut h = SoloHint::new();
+        // A run of WQEs each alone: the first and every 16th after it unflagged.
+        let got: Vec<bool> = (0..40)
+            .map(|_| h.start(1, false, true, false, 4096))
+            .collect();
+        for (k, g) in got.iter().enumerate() {
+            assert_eq!(*g, k % SOLO_PROBE as usize != 0, "WQE {k}");
+        }
+        // Too large: never flagged, but still part of the run.
+        assert!(!h.start(1, false, true, false, SOLO_MAX + 1));
+        assert!(h.start(1, false, true, false, SOLO_MAX));
+        // A WQE posted behind ends the run, even in a ping-pong: the next one probes.
+        assert!(!h.start(2, true, true, true, 8));
+        assert!(!h.start(1, false, true, false, 8));
+        assert!(h.start(1, false, true, false, 8));
+        // The previous WQE still uncompleted: awaited only if the peer answered since.
+        assert!(h.start(2, false, false, true, 8));
+        assert!(!h.start(2, false, false, false, 8));
+        assert!(!h.start(2, false, false, true, 8));
+        assert!(h.start(2, false, false, true, 8));
+    }
+
+    #[test]
+    fn solo_hint_stream_waits_only_for_the_peer() {
+        let mut h = SoloHint::new();
+        // Two in flight (a WRITE and its READ) do not make a stream.
+        assert!(!h.start(2, true, true, false, 8));
+        assert!(!h.start(1, false, true, false, 8));
+        assert!(h.start(1, false, true, false, 8));
+        // Three do, for good: alone and signaled is no longer enough...
+        assert!(!h.start(3, true, false, false, 8));
+        for _ in 0..100 {
+            assert!(!h.start(1, false, true, false, 8));
+        }
+        // ...but the peer's answer still is.
+        assert!(!h.start(1, false, true, true, 8));
+        assert!(h.start(1, false, true, true, 8));
     }
 
     proptest! {

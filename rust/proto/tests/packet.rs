@@ -17,7 +17,7 @@ use rrxe_proto::icrc::{self, TableCrc32};
 use rrxe_proto::opcode::{flags, info, ICRC_LEN};
 use rrxe_proto::packet::{parse, write_headers, Ext, ParseError};
 use rrxe_proto::psn::Psn;
-use rrxe_proto::sel::{Sack, Xeth, SACK_LEN, XETH_LEN, XF_EXT};
+use rrxe_proto::sel::{Sack, Xeth, SACK_LEN, XETH_LEN, XF_EXT, XF_PROBE, XF_RETX, XF_SOLO};
 use rrxe_proto::verify::{Alg, Outcome, Vcrc, Vres, VCRC_LEN, VRES_LEN, XF_VCRC, XF_VFAIL};
 
 fn all_ext() -> Ext {
@@ -167,6 +167,31 @@ fn verification_headers_round_trip() {
     let mut short = build_x(0x0a, b"", XF_VCRC);
     short.drain(28..32);
     assert_eq!(parse(&short).unwrap_err(), ParseError::Truncated);
+}
+
+/// The rrxe flags of BTH byte 8 are distinct bits below the AckReq bit, and the solo
+/// hint is only a hint: with or without it every opcode parses to the same headers and
+/// payload, whatever other rrxe headers are present.
+#[test]
+fn solo_flag_is_only_a_hint() {
+    let all = [XF_EXT, XF_PROBE, XF_RETX, XF_TS, XF_VCRC, XF_VFAIL, XF_SOLO];
+    assert_eq!(all.iter().fold(0u8, |a, f| a | f).count_ones(), 7);
+    assert!(all.iter().all(|f| f.count_ones() == 1 && f & 0x80 == 0));
+    for opcode in 0..=255u8 {
+        let Some(i) = info(opcode) else { continue };
+        let payload: &[u8] = if i.has(flags::PAYLOAD) { b"xyz" } else { b"" };
+        for base in [0, XF_EXT, XF_EXT | XF_TS | XF_VCRC] {
+            let plain = build_x(opcode, payload, base);
+            let buf = build_x(opcode, payload, base | XF_SOLO);
+            assert_eq!(buf.len(), plain.len(), "{opcode:#x}");
+            let (p, q) = (parse(&buf).unwrap(), parse(&plain).unwrap());
+            assert_eq!(p.bth.xflags, base | XF_SOLO);
+            assert_eq!(p.payload, q.payload, "{opcode:#x}");
+            assert_eq!((p.xeth(), p.sack()), (q.xeth(), q.sack()), "{opcode:#x}");
+            assert_eq!((p.ts(), p.vcrc()), (q.ts(), q.vcrc()), "{opcode:#x}");
+            assert_eq!(p.reth(), q.reth(), "{opcode:#x}");
+        }
+    }
 }
 
 /// With the rrxe flag, packets with payload (not CNPs) carry an XETH and ACKs a SACK after
