@@ -40,9 +40,12 @@ const PROBE_MAX_US: u32 = 200_000;
 /// flight (see `Qp::autocork`).
 const AUTOCORK_PKTS: u32 = 8;
 
-/// Hellos a requester that offers verified WRITEs sends (one per probe delay) to learn
-/// whether its peer checks them, before its first WRITE goes unverified.
-const HELLOS: u8 = 3;
+/// Hellos a requester that offers verified WRITEs sends (one per probe delay, doubled
+/// each time: about 90 ms of silence before any round trip is measured) to learn whether
+/// its peer checks them, before its first WRITE goes unverified. A peer still on its way
+/// to RTR drops the first ones; three (21 ms) were not always enough for a peer under
+/// QEMU TCG on a busy host.
+const HELLOS: u8 = 5;
 
 /// Packets of a verified WRITE's resend one requester run sends.
 const REPAIR_BURST: u32 = 32;
