@@ -38,7 +38,7 @@ pub(super) struct RxQueue {
 
 impl Qp {
     /// Receive softirq: a small packet (ACK, short message) or one of a message its
-    /// sender has alone outstanding (`solo`: [`sel::XF_SOLO`], someone waits for just
+    /// sender's application awaits (`solo`: [`sel::XF_SOLO`], someone waits for just
     /// this message), arriving while nothing is queued, is processed at once (latency);
     /// anything else goes to this QP's work item, so that copying payloads of a stream
     /// runs on whichever CPU is free. A full queue drops the packet (counted; the peer

@@ -13,7 +13,7 @@
 //!   12-byte [`Xeth`] on packets with payload, the 20-byte [`Sack`] on an ACK.
 //!   [`XF_PROBE`] marks a tail-loss probe, which the receiver answers with a full SACK.
 //! * BTH byte 8, reserved bit [`XF_SOLO`]: a hint, not a header: the packet belongs to
-//!   a message of at most [`SOLO_MAX`] bytes that its sender has alone outstanding.
+//!   a message of at most [`SOLO_MAX`] bytes that the sending application awaits.
 
 use super::bth::HdrError;
 use super::psn::Psn;
@@ -30,11 +30,12 @@ pub const XF_PROBE: u8 = 0x02;
 /// too early: the path reorders more than the receiver allowed for).
 pub const XF_RETX: u8 = 0x04;
 /// BTH byte 8 flag: the packet belongs to a message of at most [`SOLO_MAX`] bytes that
-/// was the only one outstanding on its send queue when it left ([`SoloHint`] says which;
-/// a READ's responses echo their request's flag). Nothing queued behind the message,
-/// nothing gained by handing its packets to another CPU: the receiver may process them
-/// in its receive softirq at once instead of waking the QP's work item. Only set towards
-/// a peer that accepted selective retransmission; a receiver is free to ignore it.
+/// the sending application awaits, alone on its send queue or answering the peer
+/// ([`SoloHint`] says when; a READ's responses echo their request's flag). Nothing
+/// queued behind the message, nothing gained by handing its packets to another CPU: the
+/// receiver may process them in its receive softirq at once instead of waking the QP's
+/// work item. Only set towards a peer that accepted selective retransmission; a receiver
+/// is free to ignore it.
 pub const XF_SOLO: u8 = 0x40;
 /// Largest message whose packets carry [`XF_SOLO`].
 pub const SOLO_MAX: u32 = 16384;
