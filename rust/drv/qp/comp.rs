@@ -25,8 +25,15 @@ use crate::proto::verify::{OnFail, Outcome, CAP_VERIFY, XF_VFAIL};
 
 impl Qp {
     /// An ACK, NAK or READ response arrived.
-    pub(crate) fn on_response(&self, pkt: &Packet<'_>) {
+    pub(crate) fn on_response(&self, pkt: &Packet<'_>, alone: bool) {
         let mut st = self.st.lock();
+        self.handle_response(&mut st, pkt);
+        if alone {
+            self.batch_end(&mut st);
+        }
+    }
+
+    fn handle_response(&self, st: &mut State, pkt: &Packet<'_>) {
         if !st.state.sending() {
             self.dev.stats.drop_state.inc();
             return;
@@ -34,7 +41,7 @@ impl Qp {
         let psn = pkt.bth.psn;
         st.cc.peer = pkt.bth.caps & CAP_CC != 0;
         if let Some(e) = pkt.ts_echo() {
-            self.cc_echo(&mut st, e);
+            self.cc_echo(st, e);
         }
         if !st.sel_seen && self.sel_mode == selmode::AUTO {
             st.sel_seen = true;
@@ -58,7 +65,7 @@ impl Qp {
             match pkt.vres() {
                 Some(Ok(v)) if v.outcome == Outcome::Mismatch => {
                     st.heard();
-                    self.on_vfail(&mut st, psn, v.attempt);
+                    self.on_vfail(st, psn, v.attempt);
                 }
                 _ => self.dev.stats.drop_malformed.inc(),
             }
@@ -71,25 +78,25 @@ impl Qp {
             match st.req.on_syndrome(aeth.syndrome) {
                 Reply::Ack => {}
                 Reply::RnrWait { us } => {
-                    self.ack_upto(&mut st, psn, false);
-                    self.rewind(&mut st, psn);
+                    self.ack_upto(st, psn, false);
+                    self.rewind(st, psn);
                     st.req.rnr_wait = true;
                     self.timer.arm_us(us);
                     return;
                 }
                 Reply::GoBack => {
                     self.dev.stats.seq_nak_rcvd.inc();
-                    self.ack_upto(&mut st, psn, false);
-                    self.rewind(&mut st, psn);
+                    self.ack_upto(st, psn, false);
+                    self.rewind(st, psn);
                     self.dev.stats.retransmits.inc();
                     self.send_work.queue();
                     return;
                 }
                 Reply::Fail { status, ack_first } => {
                     if ack_first {
-                        self.ack_upto(&mut st, psn, false);
+                        self.ack_upto(st, psn, false);
                     }
-                    self.fail(&mut st, status);
+                    self.fail(st, status);
                     return;
                 }
                 Reply::Malformed => {
@@ -99,20 +106,20 @@ impl Qp {
             }
         }
         if pkt.info.opcode == op::RC_ACK {
-            self.ack_upto(&mut st, psn, true);
+            self.ack_upto(st, psn, true);
             if let Some(s) = pkt.sack() {
-                self.on_sack(&mut st, &s);
+                self.on_sack(st, &s);
             }
         } else if pkt.info.opcode == op::RC_ATOMIC_ACK {
-            self.atomic_response(&mut st, pkt);
+            self.atomic_response(st, pkt);
         } else if pkt.info.has(f::PAYLOAD) {
             st.rd.response_seen();
-            if self.placement_response(&mut st, pkt) {
+            if self.placement_response(st, pkt) {
                 // (An ATOMIC WRITE or FLUSH answered.)
             } else if st.sel_tx {
-                self.read_response_sel(&mut st, pkt);
+                self.read_response_sel(st, pkt);
             } else {
-                self.read_response(&mut st, pkt);
+                self.read_response(st, pkt);
             }
         }
         st.heard();
@@ -123,7 +130,7 @@ impl Qp {
                 psn
             };
             st.req.acked_to(a);
-            self.settle(&mut st);
+            self.settle(st);
         }
         // Round trip: an ACK covers every PSN up to its own, a READ response only its own
         // (and one answering a re-request says nothing of one round trip).
@@ -136,7 +143,7 @@ impl Qp {
         // The transport timer measures silence, not the age of the oldest request: a long
         // READ response stream or a large window must not look like a loss.
         if !st.req.idle() {
-            let t = self.rto_us(&st);
+            let t = self.rto_us(st);
             if t != 0 {
                 self.timer.arm_us(t);
             }

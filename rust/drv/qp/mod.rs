@@ -239,8 +239,6 @@ pub(crate) struct Qp {
     /// the receive softirq and further doorbells hand their work to `send_work` instead
     /// of spinning on `st` behind it, on another CPU, for up to a window of packets.
     engines: AtomicU32,
-    /// A receive batch ended while `st` was taken: `send_work` ends it.
-    batch_due: AtomicBool,
     /// Packets the receive softirq sorted to this QP, for `send_work` to process, and
     /// whether that work is draining them.
     #[pin]
@@ -397,7 +395,6 @@ impl Qp {
                 }),
                 in_error: AtomicBool::new(false),
                 rx_batching: AtomicBool::new(false),
-                batch_due: AtomicBool::new(false),
                 engines: AtomicU32::new(0),
                 sq,
                 rq,

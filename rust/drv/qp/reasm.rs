@@ -151,19 +151,26 @@ impl Qp {
     }
 
     /// The receive path hands over a packet [`Qp::on_request`] chose to keep.
-    pub(crate) fn keep(&self, psn: Psn, skb: SkBuff, bytes: usize) {
+    pub(crate) fn keep(&self, psn: Psn, skb: SkBuff, bytes: usize, alone: bool) {
         let mut st = self.st.lock();
+        self.keep_locked(&mut st, psn, skb, bytes);
+        if alone {
+            self.batch_end(&mut st);
+        }
+    }
+
+    fn keep_locked(&self, st: &mut State, psn: Psn, skb: SkBuff, bytes: usize) {
         if !st.keep.rxw.is_kept(psn) {
             // The window moved on meanwhile (reset, RQ PSN changed).
             return;
         }
-        if !self.store_kept(&mut st, psn, Kept::Skb(skb, bytes)) {
+        if !self.store_kept(st, psn, Kept::Skb(skb, bytes)) {
             // Over the limit: forget it; the SACK names it and the requester resends it.
             st.keep.store_failed(psn);
             self.dev.stats.drop_reasm_limit.inc();
             return;
         }
-        self.sack_stored(&mut st);
+        self.sack_stored(st);
     }
 
     /// A packet beyond the expected PSN was stored: a hole now followed by `reorder`
@@ -280,7 +287,10 @@ impl Qp {
         }
     }
 
-    /// The work of [`Self::rx_batch_done`], under `st`.
+    /// End of a receive batch (the work item's, or one packet the receive softirq
+    /// processed at once, under the same hold of `st`): report the holes that outlived
+    /// the previous batch (a packet sent from another CPU can overtake a few others; a
+    /// lost one stays missing) and send the ACK the batch owes.
     pub(super) fn batch_end(&self, st: &mut State) {
         if st.peer_sel {
             let nothing_kept = st.kept_bytes == 0;

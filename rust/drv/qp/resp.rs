@@ -45,8 +45,16 @@ impl Qp {
     /// A request arrived; `ip` is its IP header (UD receivers get it in the GRH area).
     /// `Some(psn)`: the packet lies beyond the expected PSN and the QP keeps it; the
     /// caller hands the skb over with [`Qp::keep`].
-    pub(crate) fn on_request(&self, pkt: &Packet<'_>, ip: &[u8]) -> Option<Psn> {
+    pub(crate) fn on_request(&self, pkt: &Packet<'_>, ip: &[u8], alone: bool) -> Option<Psn> {
         let mut st = self.st.lock();
+        let kept = self.handle_request(&mut st, pkt, ip);
+        if alone && kept.is_none() {
+            self.batch_end(&mut st);
+        }
+        kept
+    }
+
+    fn handle_request(&self, st: &mut State, pkt: &Packet<'_>, ip: &[u8]) -> Option<Psn> {
         if !st.state.receiving() {
             self.dev.stats.drop_state.inc();
             return None;
@@ -64,14 +72,14 @@ impl Qp {
             return None;
         }
         if self.ud() {
-            self.ud_recv(&mut st, pkt, ip);
+            self.ud_recv(st, pkt, ip);
             return None;
         }
         if self.uc() {
-            self.uc_recv(&mut st, pkt);
+            self.uc_recv(st, pkt);
             return None;
         }
-        self.cc_np(&mut st, pkt);
+        self.cc_np(st, pkt);
         if pkt.bth.caps & sel::CAP_SELECTIVE != 0 && self.sel_mode != selmode::OFF && !st.peer_sel {
             st.peer_sel = true;
             self.dev.stats.sel_accepted.inc();
@@ -89,30 +97,30 @@ impl Qp {
             }
             Check::Keep => {
                 self.dev.stats.out_of_seq.inc();
-                return self.ahead(&mut st, pkt, probe);
+                return self.ahead(st, pkt, probe);
             }
             Check::RnrAgain(p) => {
                 self.dev.stats.out_of_seq.inc();
                 // Our RNR NAK may have been lost: a probe gets it again, so the requester
                 // goes back instead of probing forever.
                 let t = st.min_rnr_timer;
-                self.send_ack(&mut st, p, Syndrome::Rnr(t));
+                self.send_ack(st, p, Syndrome::Rnr(t));
                 return None;
             }
             Check::RepairGap(p, attempt) => {
                 self.dev.stats.out_of_seq.inc();
                 // A verified WRITE is being placed again and this packet cannot go on
                 // with it: say where the resend stands (our report may have been lost).
-                self.send_vfail(&mut st, p, attempt);
+                self.send_vfail(st, p, attempt);
                 return None;
             }
             Check::Replace => {
-                self.replace(&mut st, pkt);
+                self.replace(st, pkt);
                 return None;
             }
             Check::NakSeq(e) => {
                 self.dev.stats.out_of_seq.inc();
-                self.send_ack(&mut st, e, Syndrome::Nak(NakCode::PsnSeqErr));
+                self.send_ack(st, e, Syndrome::Nak(NakCode::PsnSeqErr));
                 return None;
             }
             Check::Drop => {
@@ -131,30 +139,30 @@ impl Qp {
                 {
                     Dup::Read => {
                         // READs are idempotent: answer again from memory.
-                        let _ = self.read_request(&mut st, pkt, false);
+                        let _ = self.read_request(st, pkt, false);
                         if probe_sel && st.keep.rxw.has_holes() {
-                            self.answer_probe(&mut st);
+                            self.answer_probe(st);
                         }
                     }
                     // Atomics are not: replay the saved result, never execute twice.
-                    Dup::Atomic(Some(orig)) => self.send_atomic_ack(&mut st, psn, orig),
+                    Dup::Atomic(Some(orig)) => self.send_atomic_ack(st, psn, orig),
                     // Older than anything remembered: the requester has long seen the
                     // answer.
                     Dup::Atomic(None) => self.dev.stats.duplicates.inc(),
-                    Dup::Probe => self.answer_probe(&mut st),
-                    Dup::Placement => self.send_placement_ack(&mut st, psn),
-                    Dup::Ack => self.ack_executed(&mut st),
+                    Dup::Probe => self.answer_probe(st),
+                    Dup::Placement => self.send_placement_ack(st, psn),
+                    Dup::Ack => self.ack_executed(st),
                 }
                 return None;
             }
         }
         if st.peer_sel && st.keep.rxw.has_holes() {
-            self.hole_filled(&mut st, pkt);
+            self.hole_filled(st, pkt);
         }
-        self.in_order(&mut st, pkt, None);
-        self.catch_up(&mut st);
+        self.in_order(st, pkt, None);
+        self.catch_up(st);
         if probe && st.peer_sel && st.keep.rxw.has_holes() {
-            self.answer_probe(&mut st);
+            self.answer_probe(st);
         }
         None
     }

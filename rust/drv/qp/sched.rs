@@ -57,8 +57,7 @@ impl Qp {
             if len > RX_INLINE_MAX {
                 self.dev.stats.rx_solo.inc();
             }
-            self.process(skb);
-            self.rx_batch_done();
+            self.process(skb, true);
             return;
         }
         if q.pkts.len() >= RX_QUEUE_MAX {
@@ -92,8 +91,10 @@ impl Qp {
 
     /// Checks and processes a packet the softirq sorted to this QP: the ICRC, then the
     /// responder (requests) or the completer (responses). Its work item runs this, on
-    /// whichever CPU is free: the receive softirq only sorts packets.
-    pub(super) fn process(&self, mut skb: SkBuff) {
+    /// whichever CPU is free, for a batch of queued packets; the receive softirq, for a
+    /// packet processed at once (`alone`: a batch of its own, ended under the same hold
+    /// of `st` as its processing).
+    pub(super) fn process(&self, mut skb: SkBuff, alone: bool) {
         let Ok((l3, v6)) = skb.rx_view() else {
             return;
         };
@@ -112,30 +113,17 @@ impl Qp {
         }
         let bytes = udp_payload.len();
         if pkt.info.has(f::CNP) {
+            // (Nothing for a batch's end: a CNP neither executes nor keeps a request.)
             self.on_cnp(&pkt);
         } else if pkt.info.has(f::REQ) {
-            if let Some(psn) = self.on_request(&pkt, ip) {
-                self.keep(psn, skb, bytes);
+            if let Some(psn) = self.on_request(&pkt, ip, alone) {
+                self.keep(psn, skb, bytes, alone);
                 return;
             }
         } else {
-            self.on_response(&pkt);
+            self.on_response(&pkt, alone);
         }
         skb.consume();
-    }
-
-    /// End of a receive batch: report the holes that outlived the previous batch (a
-    /// packet sent from another CPU can overtake a few others; a lost one stays missing).
-    /// Not behind a requester run on another CPU, which holds `st` for up to a window of
-    /// packets: if `st` is taken, the work item, queued again, ends the batch once that
-    /// run lets go of it.
-    pub(crate) fn rx_batch_done(&self) {
-        let Some(mut st) = self.st.try_lock() else {
-            self.batch_due.store(true, Ordering::Release);
-            self.send_work.queue();
-            return;
-        };
-        self.batch_end(&mut st);
     }
 
     /// Tail-loss probe: sends the last packet again, flagged, so the responder answers
@@ -262,16 +250,13 @@ impl WorkHandler for Qp {
             }
             self.rx_batching.store(true, Ordering::Release);
             for (skb, _) in batch {
-                self.process(skb);
+                self.process(skb, false);
             }
             self.rx_batching.store(false, Ordering::Release);
             let mut st = self.st.lock();
             self.batch_end(&mut st);
         }
         let mut st = self.st.lock();
-        if self.batch_due.swap(false, Ordering::AcqRel) {
-            self.batch_end(&mut st);
-        }
         let _e = self.engine();
         if st.state == QpState::Err {
             self.flush(&mut st);
