@@ -73,6 +73,8 @@ run write_bw_64k_4qp ib_write_bw -s 65536 -D "$dur" -q 4
 run read_bw_64k ib_read_bw -s 65536 -D "$dur"
 run send_bw_4k ib_send_bw -s 4096 -D "$dur"
 run write_lat_8b ib_write_lat -s 8 -n 2000
+run send_lat_8b ib_send_lat -s 8 -n 2000
+run read_lat_8b ib_read_lat -s 8 -n 2000
 # Loss rows: netem drops <pct> of the packets in both directions. Each lossy run follows
 # a lossless run of the same tool, and the share of lossless bandwidth is the median of
 # those pairs' ratios: the host's speed drifts by tens of percent over a boot, so dividing
@@ -114,7 +116,11 @@ act_dropped() {
 resent() { echo $(( $(counter ${d0} retx_packets) + $(counter ${d1} retx_packets) )); }
 modprobe sch_netem
 # (Loss rows compare the RoCE providers; siw runs over TCP, which has its own recovery.)
-[ "$prov" = siw ] || for pct in 0.1 1 5; do
+# RRXE_BENCH_LOSS: the loss percentages, comma-separated (default 0.1,1,5; "none": the
+# lossless rows only).
+losses=${RRXE_BENCH_LOSS:-0.1,1,5}
+[ "$losses" = none ] && losses=""
+[ "$prov" = siw ] || for pct in ${losses//,/ }; do
 	for op in write read; do
 		vals="" shares="" qshares="" avals="" ashares="" failed=0 afailed=0 lost=0 res=0
 		alost=0 ares=0

@@ -20,18 +20,17 @@ write_bw_verified)
 	for d in rrxe0 rrxe1; do echo 1 >/sys/kernel/debug/rrxe-$d/verify/enable; done
 	tool=ib_write_bw args="-s 65536 -D $dur"
 	;;
-write_lat) tool=ib_write_lat args="-s 8 -n 20000" ;;
+write_lat) tool=ib_write_lat args="-s 8 -n 100000" ;;
 *) echo "profile: unknown RRXE_PROFILE $what"; exit 2 ;;
 esac
 ip netns exec $NS1 timeout 120 $tool -d rrxe1 -F -x 1 $args >/tmp/p.srv 2>&1 &
 srv=$!
 wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
-perf record -a -g -F 997 -o /tmp/perf.data -- sleep $((dur + 2)) >/tmp/out/perf-record.log 2>&1 &
-rec=$!
-sleep 1
-ip netns exec $NS0 timeout 120 $tool -d rrxe0 -F -x 1 $args $IP1 >/tmp/p.cli 2>&1
+# Samples are taken while the client runs (its connection setup included), so the idle
+# share is that of the run, not of a fixed window around it.
+perf record -a -g -F 997 -o /tmp/perf.data -- \
+	ip netns exec $NS0 timeout 120 $tool -d rrxe0 -F -x 1 $args $IP1 >/tmp/p.cli 2>/tmp/out/perf-record.log
 wait $srv
-wait $rec
 grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' /tmp/p.cli | tee /tmp/out/result.txt
 perf script -i /tmp/perf.data >/tmp/out/perf.script 2>/tmp/out/perf-script.log
 echo "profile: $(wc -l </tmp/out/perf.script) lines of samples"
