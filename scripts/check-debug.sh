@@ -22,5 +22,7 @@ bash "$src/scripts/module.sh" || exit 1
 # tools' timeouts by 4 there). The hostile peer's packets cost about 6 ms each under KASAN:
 # 20,000 of them instead of the fast kernel's million, unless RRXE_HOSTILE_PACKETS says.
 export RRXE_HOSTILE_PACKETS=${RRXE_HOSTILE_PACKETS:-20000}
-RRXE_VM_TIMEOUT=${RRXE_VM_TIMEOUT:-7200} RRXE_TEST_TIMEOUT=${RRXE_TEST_TIMEOUT:-720} \
+# Each script may run 1200 s: verified-write.sh, with its debug-kernel counts, took
+# between 720 and 1200 s there (its 100-WRITE cases alone take minutes).
+RRXE_VM_TIMEOUT=${RRXE_VM_TIMEOUT:-7200} RRXE_TEST_TIMEOUT=${RRXE_TEST_TIMEOUT:-1200} \
 	bash "$src/selftests/lib/bench.sh" check
