@@ -36,6 +36,13 @@
  *           fails in turn until it makes no more: each attempt must succeed or fail with
  *           an errno, and a WRITE between two fresh QPs must work afterwards. Prints the
  *           faults injected and the errnos seen.
+ *   failadd (one process, no peer; fault injection as for failnth; run in the netdev's
+ *           namespace) `rdma link add <-d name> type rrxe netdev <netdev>`, sent as one
+ *           netlink request, with its n-th allocation failing, for n = 1 to 16 and then
+ *           growing by a quarter each time (a device add makes hundreds and takes about
+ *           13 s with its delete on the debug kernel) until it makes no n-th: each
+ *           attempt must either add the device (which is then deleted) or fail with an
+ *           errno and leave no device behind.
  *   park    (one process, no peer) targets for a hostile peer: RC QPs in RESET, INIT,
  *           RTR, RTS (receives posted), on an SRQ (RTS) and in ERR, and a UD QP (RTS,
  *           receives posted), the connected ones towards a peer QP 0x777 at the IPv4
@@ -63,12 +70,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
 #include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -858,6 +869,137 @@ static int run_failnth(void)
 	return 0;
 }
 
+/* One rdma netlink request (nldev command cmd, attributes already in m) on socket nl;
+ * returns the error the kernel acknowledged it with (0 or a negative errno), or, for a
+ * dump, calls each(nlh) for every reply message. A reply lost to an injected fault
+ * (ENOBUFS on the socket) is returned as -ENOBUFS. */
+struct nlreq {
+	struct nlmsghdr h;
+	char a[256];
+};
+static void nl_put(struct nlreq *m, uint16_t type, const void *v, size_t n)
+{
+	struct nlattr *a = (struct nlattr *)((char *)m + NLMSG_ALIGN(m->h.nlmsg_len));
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + n;
+	memcpy((char *)a + NLA_HDRLEN, v, n);
+	m->h.nlmsg_len = NLMSG_ALIGN(m->h.nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+static int nl_call(int nl, struct nlreq *m, int cmd, int dump, void (*each)(struct nlmsghdr *))
+{
+	static uint32_t seq;
+	m->h.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd);
+	m->h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | (dump ? NLM_F_DUMP : 0);
+	m->h.nlmsg_seq = ++seq;
+	if (send(nl, m, m->h.nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		static char r[32768];
+		ssize_t n = recv(nl, r, sizeof(r), 0);
+		if (n < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)r; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (each)
+				each(h);
+		}
+	}
+}
+static const char *nl_name;
+static int nl_index = -1;
+static void nl_find(struct nlmsghdr *h)
+{
+	int idx = -1, len = h->nlmsg_len - NLMSG_HDRLEN;
+	const char *name = NULL;
+	for (struct nlattr *a = NLMSG_DATA(h); len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+	     a->nla_len <= len; len -= NLA_ALIGN(a->nla_len),
+	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len))) {
+		if (a->nla_type == RDMA_NLDEV_ATTR_DEV_INDEX)
+			memcpy(&idx, (char *)a + NLA_HDRLEN, 4);
+		else if (a->nla_type == RDMA_NLDEV_ATTR_DEV_NAME)
+			name = (char *)a + NLA_HDRLEN;
+	}
+	if (name && !strcmp(name, nl_name))
+		nl_index = idx;
+}
+static int dev_exists(const char *name)
+{
+	char p[128];
+	struct stat st;
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s", name);
+	return !stat(p, &st);
+}
+
+static int run_failadd(const char *name, const char *ndev)
+{
+	unsigned faults = 0, errs = 0, n;
+	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+	struct timeval tv = { .tv_sec = 10 };
+	if (!name || !ndev)
+		die("failadd: need -d <name> and the netdev");
+	if (nl < 0 || setsockopt(nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		die("failadd: netlink: %s", strerror(errno));
+	if (dev_exists(name))
+		die("failadd: %s exists already", name);
+	if ((fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR)) < 0)
+		die("no /proc/thread-self/fail-nth: %s", strerror(errno));
+	/* Everything the loop touches is resident: a page fault on the 9p root while a
+	 * fault is armed would spend it in the 9p client instead. The first round (n = 0)
+	 * arms none and must add the device. */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		die("failadd: mlockall: %s", strerror(errno));
+	for (n = 0; n < 100000; n = n < 16 ? n + 1 : n + n / 4) {
+		struct nlreq m = { .h.nlmsg_len = NLMSG_HDRLEN };
+		nl_put(&m, RDMA_NLDEV_ATTR_DEV_NAME, name, strlen(name) + 1);
+		nl_put(&m, RDMA_NLDEV_ATTR_LINK_TYPE, "rrxe", 5);
+		nl_put(&m, RDMA_NLDEV_ATTR_NDEV_NAME, ndev, strlen(ndev) + 1);
+		fail_nth(n);
+		int err = nl_call(nl, &m, RDMA_NLDEV_CMD_NEWLINK, 0, NULL);
+		int hit = n && fail_nth_hit();
+		fail_nth(0);
+		if (!n && err)
+			die("failadd: %s on %s without faults: %s", name, ndev, strerror(-err));
+		if (err == -ETIMEDOUT)
+			die("failadd: fault %u: no answer to the request", n);
+		if (err < -4095 || err > 0)
+			die("failadd: fault %u: bad error %d", n, err);
+		int made = dev_exists(name);
+		/* The ack itself can be the allocation that failed (-ENOBUFS): then the device
+		 * may or may not be there; otherwise the answer must match what happened. */
+		if (err && err != -ENOBUFS && made)
+			die("failadd: fault %u: failed with %s but %s exists", n, strerror(-err), name);
+		if (!err && !made)
+			die("failadd: fault %u: succeeded but there is no %s", n, name);
+		if (made) {
+			struct nlreq d = { .h.nlmsg_len = NLMSG_HDRLEN };
+			nl_name = name;
+			nl_index = -1;
+			if (nl_call(nl, &d, RDMA_NLDEV_CMD_GET, 1, nl_find) || nl_index < 0)
+				die("failadd: fault %u: %s is not in the device list", n, name);
+			d.h.nlmsg_len = NLMSG_HDRLEN;
+			nl_put(&d, RDMA_NLDEV_ATTR_DEV_INDEX, &nl_index, 4);
+			if ((err = nl_call(nl, &d, RDMA_NLDEV_CMD_DELLINK, 0, NULL)))
+				die("failadd: fault %u: delete %s: %s", n, name, strerror(-err));
+			if (dev_exists(name))
+				die("failadd: fault %u: %s is still there after delete", n, name);
+		} else {
+			errs++;
+		}
+		if (n && !hit)
+			break;
+		faults += !!n;
+	}
+	if (n >= 100000)
+		die("failadd: still failing after %u faults", faults);
+	printf("rrxe-verify: op=failadd faults=%u errors=%u allocations=%u ok\n", faults, errs, n - 1);
+	return 0;
+}
+
 /* QPs in every state for rrxe-hostile to aim at (see the top). */
 static int run_park(const char *peer_ip)
 {
@@ -988,6 +1130,8 @@ int main(int argc, char **argv)
 		die("bad size, iterations or depth");
 	if (tcp_port <= 0 || tcp_port > 65535)
 		die("bad port");
+	if (!strcmp(op, "failadd"))
+		return run_failadd(dev, host);
 	struct ibv_device **l = ibv_get_device_list(NULL);
 	for (; l && *l; l++)
 		if (!dev || !strcmp(ibv_get_device_name(*l), dev))
