@@ -211,7 +211,7 @@ pub mod idx {
     pub const SKIP_AFTER: usize = 2;
     /// `fault_ppm`: fault injection at the responder.
     pub const FAULT_PPM: usize = 3;
-    /// `crc`: the CRC a requester sends ([`Alg`] wire code).
+    /// `crc`: the CRC a requester sends ([`Alg`](super::Alg) wire code).
     pub const CRC: usize = 4;
 }
 
