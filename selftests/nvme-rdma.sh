@@ -76,28 +76,6 @@ connect() {
 	echo "# namespace: $BDEV ($(cat /sys/block/${BDEV#/dev/}/size) sectors)"
 }
 
-run_fio() {
-	fio --name=rrxe --filename="$BDEV" --direct=1 --ioengine=libaio --iodepth=8 \
-		--rw=randwrite --bsrange=4k-128k --size=24M --verify=crc32c --do_verify=1 \
-		--verify_fatal=1 --randrepeat=0 --output=$TMPD/fio.log >/dev/null 2>&1
-	local rc=$?
-	grep -E 'err=|WRITE:|READ:|verify' $TMPD/fio.log | sed 's/^ */# /' | head -6
-	return $rc
-}
-
-# dd_check: 8 MiB of random data at 40 MiB into the namespace and back, direct I/O: the
-# checksum read back and the one of the backing file's bytes equal the written one.
-dd_check() {
-	head -c $((8 << 20)) /dev/urandom >$TMPD/data
-	local want got back
-	want=$(sha256sum <$TMPD/data | cut -d' ' -f1)
-	dd if=$TMPD/data of="$BDEV" bs=1M seek=40 oflag=direct conv=fsync status=none || return 1
-	got=$(dd if="$BDEV" bs=1M skip=40 count=8 iflag=direct status=none | sha256sum | cut -d' ' -f1)
-	back=$(dd if="$IMG" bs=1M skip=40 count=8 status=none | sha256sum | cut -d' ' -f1)
-	echo "# written $want, read back $got, backing file $back"
-	[ "$want" = "$got" ] && [ "$want" = "$back" ]
-}
-
 disconnect() {
 	nvme disconnect -n "$NQN" | sed 's/^/# /'
 	wait_for "[ ! -b $BDEV ]" 20
@@ -118,8 +96,10 @@ round() {
 		return
 	fi
 	ktap_test_pass "$label: nvme connect -t rdma over rrxe0 (same device, same host)"
-	ktap_check "$label: fio random writes 4k-128k, crc32c verified on read" run_fio
-	ktap_check "$label: dd of 8 MiB random data: checksums of read-back and backing file" dd_check
+	ktap_check "$label: fio random writes 4k-128k, crc32c verified on read" \
+		fio_verify "$BDEV"
+	ktap_check "$label: dd of 8 MiB random data: checksums of read-back and backing file" \
+		dd_verify "$BDEV" "$IMG"
 	reg1=$(counter rrxe0 mr_reg)
 	inv1=$(counter rrxe0 mr_inv_remote)
 	echo "# fast registrations: $((reg1 - reg0)), remote invalidations: $((inv1 - inv0))"
@@ -132,12 +112,7 @@ round() {
 }
 
 mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
-ip link add $IF0 type veth peer name $IF1
-ip link set $IF1 up
-ip link set $IF0 up
-ip addr add $IP/24 dev $IF0
-rdma link add rrxe0 type rrxe netdev $IF0
-wait_for "grep -q ffff:0a00:0901 /sys/class/infiniband/rrxe0/ports/1/gids/1" 10
+one_device_up $IF0 $IF1 $IP
 truncate -s 64M "$IMG"
 
 dmesg_mark

@@ -305,6 +305,43 @@ dropped() { echo $(( $(tc_dropped in0 qdisc show dev va) + $(tc_dropped in1 qdis
 dmesg_mark() { DMESG_MARK=$(dmesg | wc -l); }
 dmesg_since() { dmesg | tail -n +$((DMESG_MARK + 1)); }
 
+# one_device_up <if0> <if1> <ipv4>: a veth pair with the address on <if0> and rrxe0 on
+# it (target and host of a storage protocol share one device); waits for the address's
+# IPv4-mapped GID.
+one_device_up() {
+	local o
+	IFS=. read -ra o <<<"$3"
+	ip link add "$1" type veth peer name "$2" && ip link set "$2" up && ip link set "$1" up &&
+		ip addr add "$3"/24 dev "$1" && rdma link add rrxe0 type rrxe netdev "$1" &&
+		wait_for "grep -q $(printf 'ffff:%02x%02x:%02x%02x' "${o[@]}") /sys/class/infiniband/rrxe0/ports/1/gids/1" 10
+}
+
+# Block-device checks of the storage consumers (nvme-rdma.sh, rnbd-rdma.sh).
+# fio_verify <block device>: fio random writes 4k-128k over 24 MiB, direct I/O, every
+# block read back and checked against its crc32c.
+fio_verify() {
+	fio --name=rrxe --filename="$1" --direct=1 --ioengine=libaio --iodepth=8 \
+		--rw=randwrite --bsrange=4k-128k --size=24M --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 --randrepeat=0 --output=$TMPD/fio.log >/dev/null 2>&1
+	local rc=$?
+	grep -E 'err=|WRITE:|READ:|verify' $TMPD/fio.log | sed 's/^ */# /' | head -6
+	return $rc
+}
+
+# dd_verify <block device> <backing file>: 8 MiB of random data at 40 MiB into the
+# device and back, direct I/O: the checksums of the bytes read back and of the backing
+# file's bytes equal the written one.
+dd_verify() {
+	head -c $((8 << 20)) /dev/urandom >$TMPD/data
+	local want got back
+	want=$(sha256sum <$TMPD/data | cut -d' ' -f1)
+	dd if=$TMPD/data of="$1" bs=1M seek=40 oflag=direct conv=fsync status=none || return 1
+	got=$(dd if="$1" bs=1M skip=40 count=8 iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	back=$(dd if="$2" bs=1M skip=40 count=8 status=none | sha256sum | cut -d' ' -f1)
+	echo "# written $want, read back $got, backing file $back"
+	[ "$want" = "$got" ] && [ "$want" = "$back" ]
+}
+
 # counter <device> <name>: one rrxe counter of port 1.
 counter() { rdma statistic show link "$1"/1 | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }
 
