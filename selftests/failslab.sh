@@ -17,9 +17,13 @@ F=/sys/kernel/debug/failslab
 ktap_set_plan 4
 hosts_up
 devs_up
+# The markers tell the bench's log scan that allocation-failure reports (vmalloc's
+# warn_alloc stack dump) in between were injected.
+echo "rrxe-selftest: fault injection on" >/dev/kmsg
 failslab_off() {
 	echo 0 >$F/probability
 	echo N >$F/task-filter
+	echo "rrxe-selftest: fault injection off" >/dev/kmsg
 }
 trap 'failslab_off; rrxe_cleanup' EXIT
 # Sleeping allocations too (GFP_KERNEL: every verb's), not only atomic ones.
