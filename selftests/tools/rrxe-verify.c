@@ -39,8 +39,8 @@
  *   failadd (one process, no peer; fault injection as for failnth; run in the netdev's
  *           namespace) `rdma link add <-d name> type rrxe netdev <netdev>`, sent as one
  *           netlink request, with its n-th allocation failing, for n = 1 to 16 and then
- *           growing by a quarter each time (a device add makes hundreds and takes about
- *           13 s with its delete on the debug kernel) until it makes no n-th: each
+ *           growing by a quarter each time (a device add makes over 36,000 and takes
+ *           about 13 s with its delete on the debug kernel) until it makes no n-th: each
  *           attempt must either add the device (which is then deleted) or fail with an
  *           errno and leave no device behind.
  *   park    (one process, no peer) targets for a hostile peer: RC QPs in RESET, INIT,
@@ -940,8 +940,8 @@ static int run_failadd(const char *name, const char *ndev)
 	unsigned faults = 0, errs = 0, n;
 	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
 	struct timeval tv = { .tv_sec = 10 };
-	if (!name || !ndev)
-		die("failadd: need -d <name> and the netdev");
+	if (!name || !ndev || strlen(name) + strlen(ndev) > 200)
+		die("failadd: need -d <name> and the netdev (short names: one 256-byte request)");
 	if (nl < 0 || setsockopt(nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
 		die("failadd: netlink: %s", strerror(errno));
 	if (dev_exists(name))
