@@ -345,6 +345,36 @@ dd_verify() {
 # counter <device> <name>: one rrxe counter of port 1.
 counter() { rdma statistic show link "$1"/1 | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }
 
+# attach_or_stop <description> <log pattern> <command...>: the case that gives a storage
+# test its block device; if the command fails, the kernel log's lines that match the
+# pattern are shown, every later case is skipped and the script ends.
+attach_or_stop() {
+	local desc=$1 pat=$2
+	shift 2
+	if "$@"; then
+		ktap_test_pass "$desc"
+		return
+	fi
+	ktap_test_fail "$desc"
+	dmesg_since | grep -iE "$pat" | tail -10 | sed 's/^/# /'
+	ktap_skip_rest "no block device"
+	ktap_finished
+}
+
+# Fast registration by a storage consumer (rnbd-rdma.sh, srp-rdma.sh): fr_mark takes
+# rrxe0's mr_reg and invalidation (local and remote) counters; fr_moved prints how far
+# each moved since and succeeds if both did.
+fr_inv() { echo $(($(counter rrxe0 mr_inv_local) + $(counter rrxe0 mr_inv_remote))); }
+fr_mark() {
+	FR_REG=$(counter rrxe0 mr_reg)
+	FR_INV=$(fr_inv)
+}
+fr_moved() {
+	local reg=$(($(counter rrxe0 mr_reg) - FR_REG)) inv=$(($(fr_inv) - FR_INV))
+	echo "# fast registrations: $reg, invalidations (local and remote): $inv"
+	[ $reg -gt 0 ] && [ $inv -gt 0 ]
+}
+
 # pingpong <ibv_*_pingpong> <gid index> <args...>: the stock pingpong tool, server on rrxe1
 # in the second namespace, client on rrxe0 in the first; both must succeed.
 pingpong() {
