@@ -47,21 +47,32 @@ def load(d, run):
 
 
 def rates(rows):
-    """(t, [Mbit/s of flow 1..4], delivered Mbit/s, backlog) per interval."""
+    """(t, [Mbit/s of flow 1..4], delivered Mbit/s, backlog, first row, last row) per
+    interval."""
     out = []
     for a, b in zip(rows, rows[1:]):
         dt = b[0] - a[0]
         if dt <= 0:
             continue
         mbit = [(b[i] - a[i]) * 8 / dt / 1e6 for i in range(1, 6)]
-        out.append((b[0], mbit[:4], mbit[4], b[6]))
+        out.append((b[0], mbit[:4], mbit[4], b[6], a, b))
     return out
 
 
 def smooth(r, k):
-    """Each flow's rate averaged over the SMOOTH samples up to sample k."""
+    """Each flow's rate over the SMOOTH intervals up to interval k: its bytes over their
+    time. (Not the mean of the intervals' rates: the sampler is late at times and then
+    takes two samples a few ms apart, whose interval's rates are mostly rounding.)"""
     lo = max(0, k - SMOOTH + 1)
-    return [sum(s[1][i] for s in r[lo:k + 1]) / (k + 1 - lo) for i in range(4)]
+    a, b = r[lo][4], r[k][5]
+    return [(b[i] - a[i]) * 8 / (b[0] - a[0]) / 1e6 for i in range(1, 5)]
+
+
+def smooth_out(r, k):
+    """What the bottleneck delivered over the same intervals as smooth(r, k), Mbit/s."""
+    lo = max(0, k - SMOOTH + 1)
+    a, b = r[lo][4], r[k][5]
+    return (b[5] - a[5]) * 8 / (b[0] - a[0]) / 1e6
 
 
 def pct(v, p):
@@ -97,19 +108,21 @@ def metrics(rows, kv, bn):
     m["backlog_p50"] = pct(busy, 50)
     m["backlog_p99"] = pct(busy, 99)
     # Convergence after each join: from the join, the first time from which every active
-    # flow's smoothed rate stays within BAND of an equal share of the bottleneck until
-    # the next join or leave.
-    events = sorted(set(k for k in first + [(x + 1) if x is not None else None for x in last]
-                        if k is not None))
+    # flow's smoothed rate stays within BAND of an equal share of what the bottleneck
+    # delivered over the same second, until the next join or leave. (Of what it
+    # delivered, not of its nominal rate: when the guest stalls, the router's output
+    # stalls with it and every flow dips alike, which is no unfairness. A leaving flow's
+    # last interval, in which it stopped, ends the segment.)
+    events = sorted(set(k for k in first + last if k is not None))
     conv = []
     for j in sorted(k for k in first if k is not None)[1:]:
         nxt = min((e for e in events if e > j), default=len(r))
         seg = range(j, nxt)
         n = sum(on[j])
-        fair = bn / max(n, 1)
         ok = []
         for k in seg:
             a = smooth(r, k)
+            fair = smooth_out(r, k) / max(n, 1)
             ok.append(all(abs(a[i] - fair) <= BAND * fair for i in range(4) if on[k][i]))
         t = next((r[k][0] - r[j][0] for idx, k in enumerate(seg) if all(ok[idx:])), None)
         conv.append(t)
