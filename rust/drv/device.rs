@@ -5,12 +5,12 @@
 
 use super::limits::{self, QP_TABLE};
 use super::qp::Qp;
-use super::res::{access, Ah, Cq, Mr, Mw, Pd, Srq};
+use super::res::{access, Ah, AhPath, Cq, Mr, Mw, Pd, Srq};
 use super::shared::{filled, DevShared};
 use super::stats::Stats;
 use super::tx::Path;
 use crate::kabi::ib::{DevParams, IbDev, IbDriver, ResAttrs, MAX_COUNTERS};
-use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
+use crate::kabi::lock::{new_spinlock_irq, SpinLockIrq};
 use crate::kabi::netdev::{NetDevice, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
 use crate::kabi::udp::{SocketRef, UdpSockets};
@@ -88,7 +88,7 @@ pub(crate) struct Device {
     mac: [u8; 6],
     shared: Arc<DevShared>,
     #[pin]
-    qps: SpinLockBh<QpTable>,
+    qps: SpinLockIrq<QpTable>,
     /// This device's reference on its namespace's RoCEv2 sockets.
     _socks: SocketRef,
 }
@@ -151,6 +151,16 @@ impl Device {
                 .and_then(Option::take)
         };
         drop(old);
+    }
+
+    /// The C side of the QP with number `qpn`, if it exists. (Without a reference on the
+    /// QP: `poll_cq` may run with interrupts disabled, where the last reference must not
+    /// be dropped.)
+    fn qp_handle(&self, qpn: u32) -> Option<QpHandle> {
+        let t = self.qps.lock();
+        qp_slot(qpn)
+            .and_then(|i| t.qps.get(i))
+            .and_then(|q| q.as_ref().map(|q| q.handle))
     }
 
     /// The QP with number `qpn`, if it exists.
@@ -217,7 +227,7 @@ impl IbDriver for Rrxe {
             kernel::try_pin_init!(Device {
                 mac,
                 shared,
-                qps <- new_spinlock_bh!(table),
+                qps <- new_spinlock_irq!(table),
                 _socks
             }),
         )?;
@@ -458,8 +468,8 @@ impl IbDriver for Rrxe {
         let mut n = 0;
         cq.poll(max, |_, c| {
             // A completion of a QP destroyed since is dropped (ib_core drains QPs first).
-            if let Some(qp) = data.qp(c.qp_num) {
-                sink(n, c, qp.handle);
+            if let Some(h) = data.qp_handle(c.qp_num) {
+                sink(n, c, h);
                 n += 1;
             }
         });
@@ -508,8 +518,11 @@ impl IbDriver for Rrxe {
         sleepable: bool,
     ) -> Result<(Arc<Ah>, u32)> {
         let shared = &dev.data().shared;
-        let path = Path::new(shared.net, av, 0, 0)?;
-        let flags = if sleepable { GFP_KERNEL } else { GFP_ATOMIC };
+        let (path, flags) = if sleepable {
+            (AhPath::Ready(Path::new(shared.net, av, 0, 0)?), GFP_KERNEL)
+        } else {
+            (AhPath::Lookup(shared.net, *av), GFP_ATOMIC)
+        };
         let ah = Arc::new(
             Ah {
                 num: AtomicU32::new(0),

@@ -2,7 +2,9 @@
 //! Spinlocks for the packet path. It runs in softirq and in process context, so every lock
 //! it shares is taken with `spin_lock_bh` ([`SpinLockBh`]). Locks that kernel consumers
 //! take from any context, interrupts disabled included (address handles, kernel work
-//! request queues), use `spin_lock_irqsave` ([`SpinLockIrq`]).
+//! request queues, CQs and the QP table `poll_cq` reads: SRP polls its send CQ under a
+//! lock taken with `spin_lock_irqsave`), use `spin_lock_irqsave` ([`SpinLockIrq`]): a
+//! `spin_unlock_bh` there would enable bottom halves with interrupts disabled.
 
 use crate::sys as b;
 use kernel::sync::lock::{Backend, Lock};

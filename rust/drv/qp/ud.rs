@@ -97,7 +97,9 @@ impl Qp {
         } else {
             Payload::Fill(w.length as usize, &fill)
         };
-        self.dev.xmit(&ah.path, &TxPkt { bth, ext, payload })?;
+        let pkt = TxPkt { bth, ext, payload };
+        ah.with_path(|path| self.dev.xmit(path, &pkt))
+            .map_err(|_| wc_status::LOC_QP_OP_ERR)??;
         st.req.req_psn = st.req.req_psn.add(1);
         Ok(())
     }

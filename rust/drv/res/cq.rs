@@ -3,7 +3,7 @@
 //! polled through `poll_cq`), notification arming, resize.
 
 use super::ring::publish_ring;
-use crate::kabi::lock::{new_spinlock_bh, SpinLockBh};
+use crate::kabi::lock::{new_spinlock_irq, SpinLockIrq};
 use crate::kabi::mem::UserBuf;
 use crate::kabi::verbs::{CqHandle, Mmap, Udata};
 use crate::proto::uapi::{self, Cqe, RingGeom, CONSUMER_OFF, CQE_SLOT, PRODUCER_OFF};
@@ -33,7 +33,7 @@ pub(crate) struct Cq {
     handle: CqHandle,
     max_cqe: u32,
     #[pin]
-    st: SpinLockBh<CqState>,
+    st: SpinLockIrq<CqState>,
 }
 
 impl Cq {
@@ -56,7 +56,7 @@ impl Cq {
             try_pin_init!(Cq {
                 handle,
                 max_cqe,
-                st <- new_spinlock_bh!(CqState {
+                st <- new_spinlock_irq!(CqState {
                     ring,
                     geom,
                     _mmap: mmap,

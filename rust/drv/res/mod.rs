@@ -16,6 +16,8 @@ pub(crate) use ring::Ring;
 pub(crate) use srq::Srq;
 
 use super::tx::Path;
+use crate::kabi::netdev::NetNs;
+use crate::kabi::verbs::Av;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -66,5 +68,24 @@ pub(crate) struct Ah {
     /// The AH number userspace puts into UD WQEs (set once stored).
     pub(crate) num: AtomicU32,
     pub(crate) pd: usize,
-    pub(crate) path: Path,
+    pub(crate) path: AhPath,
+}
+
+/// Where an AH sends: a route looked up when it was created, or, for an AH created where
+/// the caller may not sleep (ib_cm creates its MAD AHs under a spinlock, interrupts
+/// disabled, and a route lookup enables bottom halves), the address to look it up from at
+/// each send.
+pub(crate) enum AhPath {
+    Ready(Path),
+    Lookup(NetNs, Av),
+}
+
+impl Ah {
+    /// Runs `f` with the AH's path; `ENETUNREACH` when a deferred lookup finds no route.
+    pub(crate) fn with_path<R>(&self, f: impl FnOnce(&Path) -> R) -> Result<R> {
+        match &self.path {
+            AhPath::Ready(p) => Ok(f(p)),
+            AhPath::Lookup(net, av) => Ok(f(&Path::new(*net, av, 0, 0)?)),
+        }
+    }
 }
