@@ -37,15 +37,16 @@ qemu_run() { # qemu_run <accel> <timeout> <mode> <outdir> [extra env...]
 		-machine q35 -accel "$accel" -cpu "$cpu" -smp "$cpus" -m "$mem" \
 		-nographic -no-reboot -nic none \
 		-kernel "$KB/arch/x86/boot/bzImage" \
-		-append "console=ttyS0 loglevel=4 panic=-1 root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$here/selftests/lib/init.sh RRXE_MODE=$m RRXE_REPO=$here RRXE_KB=$KB $*" \
+		-append "console=ttyS0 loglevel=4 panic=-1 root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$here/selftests/lib/init.sh ${RRXE_KERNEL_ARGS:-} RRXE_MODE=$m RRXE_REPO=$here RRXE_KB=$KB $*" \
 		-fsdev local,id=rootfs,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs \
 		-fsdev local,id=out,path="$o",security_model=none,multidevs=remap \
 		-device virtio-9p-pci,fsdev=out,mount_tag=rrxeout ${qemu_extra[@]+"${qemu_extra[@]}"}
 }
-# RRXE_QEMU_EXTRA: more QEMU options, e.g. "-icount shift=0,sleep=off" with
-# RRXE_ACCEL=tcg,thread=single (a guest clock that counts instructions: timings that do
-# not depend on the host's speed, for A/B comparisons).
+# RRXE_KERNEL_ARGS: more kernel parameters (check-debug sets some). RRXE_QEMU_EXTRA: more
+# QEMU options, e.g. "-icount shift=0,sleep=off" with RRXE_ACCEL=tcg,thread=single (a
+# guest clock that counts instructions: timings that do not depend on the host's speed,
+# for A/B comparisons).
 read -ra qemu_extra <<<"${RRXE_QEMU_EXTRA:-}"
 
 # Problems the guest kernel reported in a dmesg dump (WARN, BUG, oops, ...). While a
