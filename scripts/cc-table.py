@@ -60,19 +60,13 @@ def rates(rows):
 
 
 def smooth(r, k):
-    """Each flow's rate over the SMOOTH intervals up to interval k: its bytes over their
-    time. (Not the mean of the intervals' rates: the sampler is late at times and then
-    takes two samples a few ms apart, whose interval's rates are mostly rounding.)"""
+    """Over the SMOOTH intervals up to interval k, each flow's rate and what the
+    bottleneck delivered (five values, Mbit/s): bytes over their time. (Not the mean of
+    the intervals' rates: the sampler is late at times and then takes two samples a few
+    ms apart, whose interval's rates are mostly rounding.)"""
     lo = max(0, k - SMOOTH + 1)
     a, b = r[lo][4], r[k][5]
-    return [(b[i] - a[i]) * 8 / (b[0] - a[0]) / 1e6 for i in range(1, 5)]
-
-
-def smooth_out(r, k):
-    """What the bottleneck delivered over the same intervals as smooth(r, k), Mbit/s."""
-    lo = max(0, k - SMOOTH + 1)
-    a, b = r[lo][4], r[k][5]
-    return (b[5] - a[5]) * 8 / (b[0] - a[0]) / 1e6
+    return [(b[i] - a[i]) * 8 / (b[0] - a[0]) / 1e6 for i in range(1, 6)]
 
 
 def pct(v, p):
@@ -122,7 +116,7 @@ def metrics(rows, kv, bn):
         ok = []
         for k in seg:
             a = smooth(r, k)
-            fair = smooth_out(r, k) / max(n, 1)
+            fair = a[4] / max(n, 1)
             ok.append(all(abs(a[i] - fair) <= BAND * fair for i in range(4) if on[k][i]))
         t = next((r[k][0] - r[j][0] for idx, k in enumerate(seg) if all(ok[idx:])), None)
         conv.append(t)
