@@ -7,8 +7,8 @@
 # a kernel source tree (rds_run.sh reads the kernel's .config from there) with the link
 # type changed from rxe to rrxe ("type rxe" -> "type rrxe", the module rdma_rxe ->
 # rrxe) and two lines added to its teardown: the addresses go before the devices (see
-# rds_quiesce below). Three runs: without impairment, then
-# (RRXE_RDS_IMPAIRED=1) with netem loss and with netem corruption.
+# rds_quiesce below). Three runs: without impairment, then (RRXE_RDS_IMPAIRED=1) with
+# netem loss and with netem corruption.
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 ksrc=$(ksrc_selftests net/rds) || rrxe_skip "no kernel source with tools/testing/selftests/net/rds (set KSRC)"
@@ -48,9 +48,9 @@ cp -r "$ksrc/net/rds" "$st/rds"
 # cma_send_device_removal_put() cancels the route query of an ID that _destroy_id() has
 # already detached from its device (a NULL pointer oops in cma_cancel_route()). That
 # race is in rdma_cm and RDS, whatever the provider; it hit about one run in seven with
-# loss, and once so far without. Removing the test's addresses before
-# the devices makes every reconnect fail at once, when rdma_resolve_addr() cannot bind
-# the source address, so no ID is resolving a route when its device goes. (Unloading
+# loss, and once so far without. Removing the test's addresses before the devices makes
+# every reconnect fail at once, when rdma_resolve_addr() cannot bind the source
+# address, so no ID is resolving a route when its device goes. (Unloading
 # rds_rdma first is no cure: with connections still up it leaves an ID whose handler
 # is gone with the module, and rdma_cm's removal then jumps into freed module text.)
 rds_quiesce="    cmd(f'ip addr flush dev {VETH_RDMA0}', fail=False)\\n    cmd(f'ip addr flush dev {VETH_RDMA1}', fail=False)"
