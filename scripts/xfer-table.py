@@ -30,7 +30,9 @@ def main():
     rows = []
     for p in ("rrxe", "rxe", "siw"):
         v = load(d, p)
-        for key, what in (("xfer", "rrxe-xfer get, busy-poll"), ("xfer_events", "rrxe-xfer get, events"),
+        for key, what in (("xfer", "rrxe-xfer get (defaults)"), ("xfer_1qp", "rrxe-xfer get, 1 QP"),
+                          ("xfer_busy", "rrxe-xfer get, busy-poll"),
+                          ("xfer_events", "rrxe-xfer get, events"),
                           ("xfer_loss1", "rrxe-xfer get, 1% loss"), ("tcp", "socat over TCP")):
             r = num(v, key)
             if r is None and key not in v:

@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # rrxe-xfer get and put between the two hosts: files of 0 B, 1 B, the RoCE MTU +-1,
-# 1 MiB+1, 256 MiB (over two QPs), 64 MiB, and a transfer with completion-channel
-# events; every file byte-compared with its source.
+# 1 MiB+1, 256 MiB (over two QPs), 64 MiB, and transfers with completion-channel events
+# and with busy polling (the default polls adaptively); every file byte-compared with
+# its source.
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 rrxe_require xfer cmp
-ktap_set_plan 7
+ktap_set_plan 8
 hosts_up
 devs_up
 S=$TMPD/srv C=$TMPD/cli
@@ -54,6 +55,12 @@ events() {
 	xfer_ok get --events -q 3 -c 64 $IP1:ev "$C/ev" && same "$S/ev" "$C/ev"
 }
 ktap_check "get with completion events, 3 QPs, 64 KiB chunks" events
+busy() {
+	head -c $((8 << 20)) /dev/urandom >"$S/bp"
+	xfer_ok get --poll busy -q 1 $IP1:bp "$C/bp" || return 1
+	grep -q "1 QP(s), busy-polled" "$TMPD/xfer.out" && same "$S/bp" "$C/bp"
+}
+ktap_check "get busy-polling, 1 QP" busy
 ktap_eq "the server is still serving" "yes" "$(kill -0 $XFER_SRV 2>/dev/null && echo yes)"
 devs_down
 ktap_finished

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest job of `make bench` (RRXE_MODE=xfer): one provider per boot (RRXE_PROVIDER = rrxe,
 # rxe or siw), two namespaces over veth. A 256 MiB file from the second namespace to the
-# first with rrxe-xfer get, the same file over TCP with socat on the same veth, and
+# first with rrxe-xfer get (its defaults, one QP, and each way of waiting for
+# completions), the same file over TCP with socat on the same veth, and
 # ib_write_bw 64 KiB for reference; for the RoCE providers also rrxe-xfer at 1% loss both
 # ways (netem). Writes "metric value" lines to /tmp/out/xfer.txt: MB/s and the CPU
 # seconds (user + system) of each side's process. Never run by `make check`.
@@ -29,14 +30,18 @@ cputime() {
 	return $rc
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
-# One transfer of the file into $C/f; prints "MB/s client-CPU server-CPU" (nothing on failure).
+# xfer_once <poll mode> [get options...]: one transfer of the file into $C/f, both sides
+# waiting for completions the same way; prints "MB/s client-CPU server-CPU" (nothing on
+# failure).
 xfer_once() {
+	local poll=$1
+	shift
 	rm -f $C/f $C/f.rrxe-part
-	cputime /tmp/xb.scpu ip netns exec $NS1 "$XFER" serve --once -r $S -l $IP1:18700 >/tmp/xb.srv 2>&1 &
+	cputime /tmp/xb.scpu ip netns exec $NS1 "$XFER" serve --poll $poll --once -r $S -l $IP1:18700 >/tmp/xb.srv 2>&1 &
 	local sp=$! t0 t1
 	wait_for "in1 ss -ltn | grep -q ':18700 '" 30
 	t0=$(date +%s.%N)
-	cputime /tmp/xb.ccpu ip netns exec $NS0 "$XFER" get --quiet "$@" $IP1:f $C/f >/tmp/xb.cli 2>&1
+	cputime /tmp/xb.ccpu ip netns exec $NS0 "$XFER" get --quiet --poll $poll "$@" $IP1:f $C/f >/tmp/xb.cli 2>&1
 	local rc=$?
 	t1=$(date +%s.%N)
 	wait $sp
@@ -83,8 +88,11 @@ series() {
 	echo "${m}_cpu_client $(median "${c[@]}")" | tee -a $out
 	echo "${m}_cpu_server $(median "${s[@]}")" | tee -a $out
 }
-series xfer xfer_once
-series xfer_events xfer_once --events
+# The defaults (adaptive polling, 4 QPs), then one QP, then the other two ways to wait.
+series xfer xfer_once adaptive
+series xfer_1qp xfer_once adaptive -q 1
+series xfer_busy xfer_once busy
+series xfer_events xfer_once events
 series tcp tcp_once
 w=()
 for ((i = 0; i < reps; i++)); do w+=("$(wbw_once)"); done
@@ -93,7 +101,7 @@ if [ "$prov" != siw ]; then
 	modprobe sch_netem
 	in0 tc qdisc add dev va root netem loss 1%
 	in1 tc qdisc add dev vb root netem loss 1%
-	series xfer_loss1 xfer_once
+	series xfer_loss1 xfer_once adaptive
 	in0 tc qdisc del dev va root
 	in1 tc qdisc del dev vb root
 fi

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::engine::{self, hash_prefix, Chan, Failure, RemoteRing, Ring};
-use crate::rdma::{verify_state, Ev, Link};
+use crate::rdma::{verify_state, Ev, Link, Poll};
 use crate::resume::{resume_offset, Plan};
 use crate::wire::{
     read_frame, write_frame, Entry, Frame, Hello, Kind, Message, MsgType, Request, Response,
@@ -27,7 +27,7 @@ pub struct Opts {
     pub qps: usize,
     pub chunk: u32,
     pub slots: u16,
-    pub events: bool,
+    pub poll: Poll,
     pub resume: bool,
     pub progress: bool,
     pub quiet: bool,
@@ -86,7 +86,7 @@ impl Session {
         }
         ctrl.set_read_timeout(None).map_err(|e| e.to_string())?;
         let qps = opts.qps.clamp(1, usize::from(hello.max_qps.max(1)));
-        let link = Link::prepare(SocketAddr::new(addr.ip(), hello.cm_port), qps, opts.events)?;
+        let link = Link::prepare(SocketAddr::new(addr.ip(), hello.cm_port), qps, opts.poll)?;
         let (tx, rx) = channel();
         engine::spawn_reader(ctrl.try_clone().map_err(|e| e.to_string())?, tx.clone());
         let s = Session {
@@ -336,7 +336,7 @@ impl Session {
     pub fn summary(&self) -> String {
         let secs = self.started.elapsed().as_secs_f64();
         let mut s = format!(
-            "{} file(s), {} bytes in {:.2} s, {:.1} MB/s ({} to {} on {}, {} QP(s), {} events",
+            "{} file(s), {} bytes in {:.2} s, {:.1} MB/s ({} to {} on {}, {} QP(s), {}",
             self.files,
             self.bytes,
             secs,
@@ -345,11 +345,7 @@ impl Session {
             self.hello.name,
             self.hello.device,
             self.link.qps.len(),
-            if self.opts.events {
-                "completion"
-            } else {
-                "busy-polled"
-            },
+            self.opts.poll.name(),
         );
         if let Some(v) = verify_state(&self.link.device) {
             s.push_str(&format!(", verified writes: {v}"));

@@ -20,6 +20,7 @@ use clap::{Args, Parser, Subcommand};
 
 use client::{Opts, Session};
 use engine::Failure;
+use rdma::Poll;
 use wire::{Message, MsgType};
 
 #[derive(Parser)]
@@ -71,8 +72,13 @@ struct ServeArgs {
     /// Seconds without progress after which a transfer's client is taken for gone.
     #[arg(long, default_value_t = 30)]
     idle: u64,
-    /// Wait for completions on a completion channel instead of busy-polling the CQ.
-    #[arg(long)]
+    /// How the completion thread waits: busy (poll the CQ in a loop), adaptive (poll
+    /// for 100 us after each completion, then sleep on a completion channel) or events
+    /// (sleep on the channel whenever the CQ is empty).
+    #[arg(long, value_enum, default_value_t = Poll::Adaptive)]
+    poll: Poll,
+    /// The same as --poll events.
+    #[arg(long, conflicts_with = "poll")]
     events: bool,
     /// Log every connection and transfer (and each send completion).
     #[arg(short, long)]
@@ -87,8 +93,9 @@ struct Common {
     /// The server's TCP port.
     #[arg(short = 'P', long, default_value_t = 18700)]
     port: u16,
-    /// QPs to move the data over (chunks alternate between them).
-    #[arg(short = 'q', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=8))]
+    /// QPs to move the data over (chunks alternate between them; each QP's packets are
+    /// processed by the provider independently of the others).
+    #[arg(short = 'q', long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=8))]
     qps: u16,
     /// Chunk (receive-buffer slot) size in KiB.
     #[arg(short = 'c', long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=16384))]
@@ -96,8 +103,13 @@ struct Common {
     /// Slots in the receive ring: chunks in flight.
     #[arg(short = 's', long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=64))]
     slots: u16,
-    /// Wait for completions on a completion channel instead of busy-polling the CQ.
-    #[arg(short = 'e', long)]
+    /// How the completion thread waits: busy (poll the CQ in a loop), adaptive (poll
+    /// for 100 us after each completion, then sleep on a completion channel) or events
+    /// (sleep on the channel whenever the CQ is empty).
+    #[arg(long, value_enum, default_value_t = Poll::Adaptive)]
+    poll: Poll,
+    /// The same as --poll events.
+    #[arg(short = 'e', long, conflicts_with = "poll")]
     events: bool,
     /// Continue interrupted files from their `.rrxe-part` prefix.
     #[arg(short = 'R', long)]
@@ -152,7 +164,7 @@ fn opts(c: &Common) -> Opts {
         qps: usize::from(c.qps),
         chunk: c.chunk.saturating_mul(1024),
         slots: c.slots,
-        events: c.events,
+        poll: if c.events { Poll::Events } else { c.poll },
         resume: c.resume,
         progress: !c.quiet,
         quiet: c.quiet,
@@ -489,7 +501,7 @@ fn main() -> ExitCode {
                 max_buf: a.max_buffer.clamp(1, 1 << 20).saturating_mul(1024),
                 max_qps: a.max_qps,
                 idle: Duration::from_secs(a.idle.max(1)),
-                events: a.events,
+                poll: if a.events { Poll::Events } else { a.poll },
                 verbose: a.verbose,
                 once: a.once,
             };

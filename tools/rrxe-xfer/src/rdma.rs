@@ -53,6 +53,33 @@ pub enum Ev {
     CtrlClosed(String),
 }
 
+/// How the completion-handling thread waits for completions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Poll {
+    /// Poll the CQ in a loop, yielding the CPU between empty polls.
+    Busy,
+    /// Poll in a loop while completions come and for 100 us after the last one, then
+    /// sleep on the completion channel until the next one.
+    Adaptive,
+    /// Sleep on the completion channel whenever the CQ is empty.
+    Events,
+}
+
+impl Poll {
+    /// How the summary line names the mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            Poll::Busy => "busy-polled",
+            Poll::Adaptive => "adaptively polled",
+            Poll::Events => "completion events",
+        }
+    }
+}
+
+/// How long the adaptive mode keeps polling an empty CQ: longer than a round trip of a
+/// small message on a soft-RoCE path, far shorter than a chunk takes to arrive.
+pub const SPIN: Duration = Duration::from_micros(100);
+
 /// Work-request ids: a receive names its QP and notice slot.
 pub fn recv_wr_id(qp: usize, slot: usize) -> u64 {
     ((qp as u64) << 32) | slot as u64
@@ -125,6 +152,7 @@ pub struct Link {
     ids: Vec<Arc<Identifier>>,
     pub cq: Arc<BasicCompletionQueue>,
     channel: Option<Arc<CompletionChannel>>,
+    poll: Poll,
     pub pd: Arc<ProtectionDomain>,
     _ctx: Arc<DeviceContext>,
     events: Arc<EventChannel>,
@@ -187,10 +215,10 @@ type Resources = (
     Option<Arc<CompletionChannel>>,
 );
 
-/// Protection domain, CQ (with a completion channel for event mode) of a device.
-fn resources(ctx: &Arc<DeviceContext>, events: bool) -> Result<Resources> {
+/// Protection domain, CQ (with a completion channel unless busy-polled) of a device.
+fn resources(ctx: &Arc<DeviceContext>, poll: Poll) -> Result<Resources> {
     let pd = ctx.alloc_pd().map_err(err("allocating a PD"))?;
-    let channel = if events {
+    let channel = if poll != Poll::Busy {
         let c = CompletionChannel::new(ctx).map_err(err("completion channel"))?;
         c.set_nonblocking(true).map_err(err("completion channel"))?;
         Some(c)
@@ -241,9 +269,9 @@ impl Link {
         ctx: Arc<DeviceContext>,
         events_ch: Arc<EventChannel>,
         ids: Vec<Arc<Identifier>>,
-        events: bool,
+        poll: Poll,
     ) -> Result<Link> {
-        let (pd, cq, channel) = resources(&ctx, events)?;
+        let (pd, cq, channel) = resources(&ctx, poll)?;
         let notices = Region::new(&pd, wire_notices_len(), AccessFlags::LocalWrite)?;
         Ok(Link {
             qps: Vec::new(),
@@ -251,6 +279,7 @@ impl Link {
             ids,
             cq,
             channel,
+            poll,
             pd,
             device: ctx.name(),
             iwarp: ctx.transport_type() == TransportType::IWarp,
@@ -263,7 +292,7 @@ impl Link {
 
     /// Requester side, first half: `n` QPs towards `server`, routed and in INIT with
     /// their notice receives posted, not yet connected (their numbers go in the request).
-    pub fn prepare(server: SocketAddr, n: usize, events: bool) -> Result<Link> {
+    pub fn prepare(server: SocketAddr, n: usize, poll: Poll) -> Result<Link> {
         let ch = new_channel()?;
         let t = Duration::from_secs(5);
         let mut ids = Vec::new();
@@ -287,7 +316,7 @@ impl Link {
             .first()
             .and_then(|id| id.get_device_context())
             .ok_or("rdma_cm bound no RDMA device")?;
-        let mut link = Link::with(ctx, ch, ids, events)?;
+        let mut link = Link::with(ctx, ch, ids, poll)?;
         for i in 0..n {
             let mut qp = new_qp(&link.pd, &link.cq)?;
             to_state(&link.ids[i], &mut qp, QueuePairState::Init)?;
@@ -411,15 +440,15 @@ impl Link {
         g.post().map_err(err("posting RDMA WRITE and SEND"))
     }
 
-    /// Starts the completion-handling thread: busy-polls the CQ (yielding the CPU when
-    /// it is empty) or, in event mode, sleeps on the completion channel; every
-    /// completion becomes an `Ev` on `tx`.
+    /// Starts the completion-handling thread: it polls the CQ as [`Poll`] says and turns
+    /// every completion into an `Ev` on `tx`.
     pub fn start_cq_thread(&mut self, tx: Sender<Ev>, verbose: bool) {
         let stop = Arc::new(AtomicBool::new(false));
         let cq = Arc::clone(&self.cq);
         let ch = self.channel.clone();
         let s = Arc::clone(&stop);
-        let h = std::thread::spawn(move || cq_loop(cq, ch, tx, s, verbose));
+        let poll = self.poll;
+        let h = std::thread::spawn(move || cq_loop(cq, ch, poll, tx, s, verbose));
         self.cq_thread = Some((stop, h));
     }
 
@@ -432,7 +461,7 @@ impl Link {
 
     /// Server side: binds a listener of this connection's own to `ip` (the first free
     /// port from `base`), so every RDMA connection it accepts belongs to it.
-    pub fn listen(ip: IpAddr, base: u16, span: u16, events: bool) -> Result<(Link, u16)> {
+    pub fn listen(ip: IpAddr, base: u16, span: u16, poll: Poll) -> Result<(Link, u16)> {
         let ch = new_channel()?;
         let id = ch
             .create_id(PortSpace::Tcp)
@@ -463,7 +492,7 @@ impl Link {
         let ctx = id
             .get_device_context()
             .ok_or_else(|| format!("no RDMA device on {ip}"))?;
-        Ok((Link::with(ctx, ch, vec![id], events)?, port))
+        Ok((Link::with(ctx, ch, vec![id], poll)?, port))
     }
 
     /// Server side: accepts `n` connections on the listener and returns the peer's QP
@@ -534,6 +563,7 @@ impl Drop for Link {
 fn cq_loop(
     cq: Arc<BasicCompletionQueue>,
     ch: Option<Arc<CompletionChannel>>,
+    poll: Poll,
     tx: Sender<Ev>,
     stop: Arc<AtomicBool>,
     verbose: bool,
@@ -542,10 +572,11 @@ fn cq_loop(
     // SAFETY: the CQ outlives this thread (we hold an Arc), the completion array is ours.
     let raw = unsafe { cq.cq().as_ptr() };
     let mut wcs: [sys::ibv_wc; 32] = unsafe { std::mem::zeroed() };
-    if ch.is_some() {
-        // SAFETY: a valid CQ.
-        unsafe { sys::ibv_req_notify_cq(raw, 0) };
-    }
+    // The CQ is armed only before sleeping on the channel, and polled once more after
+    // arming: a completion that came in between is found by that poll, any later one
+    // wakes the sleep.
+    let mut armed = false;
+    let mut last = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         // SAFETY: as above.
         let n = unsafe { sys::ibv_poll_cq(raw, wcs.len() as i32, wcs.as_mut_ptr()) };
@@ -579,10 +610,17 @@ fn cq_loop(
             }
         }
         if n > 0 {
+            last = Instant::now();
             continue;
         }
         match &ch {
             None => std::thread::yield_now(),
+            Some(_) if poll == Poll::Adaptive && last.elapsed() < SPIN => std::hint::spin_loop(),
+            Some(_) if !armed => {
+                // SAFETY: a valid CQ.
+                unsafe { sys::ibv_req_notify_cq(raw, 0) };
+                armed = true;
+            }
             Some(c) => {
                 let mut pfd = libc::pollfd {
                     fd: c.as_raw_fd(),
@@ -599,10 +637,8 @@ fn cq_loop(
                     } == 0
                     {
                         // SAFETY: the event is for our CQ.
-                        unsafe {
-                            sys::ibv_ack_cq_events(raw, 1);
-                            sys::ibv_req_notify_cq(raw, 0);
-                        }
+                        unsafe { sys::ibv_ack_cq_events(raw, 1) };
+                        armed = false;
                     }
                 }
             }

@@ -26,7 +26,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::confine::{relative, PathError, Root};
 use crate::engine::{self, hash_prefix, Chan, Failure, RemoteRing, Ring};
-use crate::rdma::{verify_state, Ev, Link, MAX_DEPTH};
+use crate::rdma::{verify_state, Ev, Link, Poll, MAX_DEPTH};
 use crate::resume::{resume_offset, Plan};
 use crate::wire::{
     write_frame, Entry, Frame, Hello, Kind, Message, MsgType, Request, Response, Status,
@@ -42,7 +42,7 @@ pub struct Config {
     pub max_buf: u32,
     pub max_qps: u8,
     pub idle: Duration,
-    pub events: bool,
+    pub poll: Poll,
     pub verbose: bool,
     pub once: bool,
 }
@@ -152,7 +152,7 @@ fn connection(sh: &Shared, mut s: TcpStream, peer: &str) -> Result<(), String> {
     s.set_nodelay(true).map_err(|e| e.to_string())?;
     let ip = s.local_addr().map_err(|e| e.to_string())?.ip();
     let (mut link, cm_port) =
-        match Link::listen(ip, cfg.cm_port, 4 * cfg.max_conns as u16 + 16, cfg.events) {
+        match Link::listen(ip, cfg.cm_port, 4 * cfg.max_conns as u16 + 16, cfg.poll) {
             Ok(x) => x,
             Err(e) => return Err(abort(&mut s, Status::Io, e)),
         };
