@@ -47,7 +47,15 @@ xfer_once() {
 	wait $sp
 	if [ $rc -ne 0 ] || ! cmp -s $S/f $C/f; then
 		# (kept with the results: RRXE_KEEP_OUT)
-		{ echo "== rrxe-xfer get $* exit $rc"; tail -5 /tmp/xb.cli; tail -5 /tmp/xb.srv; } | tee -a /tmp/out/xfer-failures.txt >&2
+		# With the devices' non-zero counters (rdma_rxe fails a QP when the IP stack
+		# refuses one of its packets, and counts it in send_err).
+		{
+			echo "== rrxe-xfer get --poll $poll $* exit $rc"
+			tail -5 /tmp/xb.cli
+			tail -5 /tmp/xb.srv
+			grep -H . /sys/class/infiniband/$d0/ports/1/hw_counters/* \
+				/sys/class/infiniband/$d1/ports/1/hw_counters/* 2>/dev/null | grep -v ':0$'
+		} | tee -a /tmp/out/xfer-failures.txt >&2
 		return
 	fi
 	echo "$(python3 -c "print(round(($((256 << 20)) / ($t1 - $t0)) / 1e6, 1))") $(cat /tmp/xb.ccpu) $(cat /tmp/xb.scpu)"
