@@ -72,20 +72,37 @@ struct ServeArgs {
     /// Seconds without progress after which a transfer's client is taken for gone.
     #[arg(long, default_value_t = 30)]
     idle: u64,
-    /// How the completion thread waits: busy (poll the CQ in a loop), adaptive (poll
-    /// for 100 us after each completion, then sleep on a completion channel) or events
-    /// (sleep on the channel whenever the CQ is empty).
-    #[arg(long, value_enum, default_value_t = Poll::Adaptive)]
-    poll: Poll,
-    /// The same as --poll events.
-    #[arg(long, conflicts_with = "poll")]
-    events: bool,
+    #[command(flatten)]
+    wait: Wait,
     /// Log every connection and transfer (and each send completion).
     #[arg(short, long)]
     verbose: bool,
     /// Serve one connection, then exit.
     #[arg(long)]
     once: bool,
+}
+
+/// How the completion thread waits, on the server and on the client.
+#[derive(Args, Clone)]
+struct Wait {
+    /// How the completion thread waits: busy (poll the CQ in a loop), adaptive (poll
+    /// for 100 us after each completion, then sleep on a completion channel) or events
+    /// (sleep on the channel whenever the CQ is empty).
+    #[arg(long, value_enum, default_value_t = Poll::Adaptive)]
+    poll: Poll,
+    /// The same as --poll events.
+    #[arg(short = 'e', long, conflicts_with = "poll")]
+    events: bool,
+}
+
+impl Wait {
+    fn mode(&self) -> Poll {
+        if self.events {
+            Poll::Events
+        } else {
+            self.poll
+        }
+    }
 }
 
 #[derive(Args, Clone)]
@@ -103,14 +120,8 @@ struct Common {
     /// Slots in the receive ring: chunks in flight.
     #[arg(short = 's', long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=64))]
     slots: u16,
-    /// How the completion thread waits: busy (poll the CQ in a loop), adaptive (poll
-    /// for 100 us after each completion, then sleep on a completion channel) or events
-    /// (sleep on the channel whenever the CQ is empty).
-    #[arg(long, value_enum, default_value_t = Poll::Adaptive)]
-    poll: Poll,
-    /// The same as --poll events.
-    #[arg(short = 'e', long, conflicts_with = "poll")]
-    events: bool,
+    #[command(flatten)]
+    wait: Wait,
     /// Continue interrupted files from their `.rrxe-part` prefix.
     #[arg(short = 'R', long)]
     resume: bool,
@@ -164,7 +175,7 @@ fn opts(c: &Common) -> Opts {
         qps: usize::from(c.qps),
         chunk: c.chunk.saturating_mul(1024),
         slots: c.slots,
-        poll: if c.events { Poll::Events } else { c.poll },
+        poll: c.wait.mode(),
         resume: c.resume,
         progress: !c.quiet,
         quiet: c.quiet,
@@ -501,7 +512,7 @@ fn main() -> ExitCode {
                 max_buf: a.max_buffer.clamp(1, 1 << 20).saturating_mul(1024),
                 max_qps: a.max_qps,
                 idle: Duration::from_secs(a.idle.max(1)),
-                poll: if a.events { Poll::Events } else { a.poll },
+                poll: a.wait.mode(),
                 verbose: a.verbose,
                 once: a.once,
             };
