@@ -34,6 +34,9 @@ in0 tc qdisc del dev va clsact
 
 # netem marks 5% of the ECT packets leaving va CE (and drops nothing): over IPv6. On the
 # way back only the CNPs are not-ECT (counted on vb, traffic class low bits 00).
+# Neighbour discovery first, both ways: netem's "ecn" drops the non-ECT packets it
+# picks, and a lost neighbour solicitation fails the QP's move to RTR.
+in0 ping -6 -c 1 -W 2 $IP61 >/dev/null 2>&1
 in0 tc qdisc add dev va root netem loss 5% ecn
 in1 tc qdisc add dev vb clsact
 in1 tc filter add dev vb egress protocol ipv6 prio 1 u32 match ip6 protocol 17 0xff \
