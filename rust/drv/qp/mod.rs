@@ -594,7 +594,7 @@ impl Qp {
             st.req.retry = Retry::new(attr.retry_cnt);
         }
         if m(b::ib_qp_attr_mask_IB_QP_RNR_RETRY) {
-            st.req.rnr = Retry::new(attr.rnr_retry);
+            st.req.rnr = Retry::rnr(attr.rnr_retry);
         }
         if m(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER) {
             st.min_rnr_timer = attr.min_rnr_timer & 31;

@@ -553,10 +553,17 @@ impl Qp {
         )
     }
 
+    /// The transport timer: the Local ACK Timeout stretched towards the measured
+    /// retransmission timeout and backed off after unanswered timeouts, up to four times
+    /// the attribute ([`rc::transport_timer_us`]).
+    pub(super) fn transport_us(st: &State) -> u64 {
+        rc::transport_timer_us(st.timeout, st.pto.rto_us(), st.req.retry.spent())
+    }
+
     /// Retransmit timeout: with selective retransmission a tail-loss probe after
     /// [`Qp::probe_us`] of silence, else the transport timer.
     pub(super) fn rto_us(&self, st: &State) -> u64 {
-        let t = rc::ack_timeout_us(st.timeout);
+        let t = Self::transport_us(st);
         let p = Self::probe_us(st);
         if st.sel_tx && (t == 0 || t > p) {
             p
@@ -568,6 +575,8 @@ impl Qp {
     /// Go-back-N: transmission resumes at `psn` (as [`rc::req::Requester::rewind`]
     /// decides).
     pub(super) fn rewind(&self, st: &mut State, psn: Psn) {
+        // (Karn: the response to the timed packet may now answer its resend.)
+        st.pto.cancel();
         let prod = self.sq.producer();
         st.req
             .rewind(&mut st.slots, &self.sq.geom, prod, psn, st.mtu);

@@ -15,7 +15,6 @@ use crate::kabi::work::WorkHandler;
 use crate::proto::icrc;
 use crate::proto::opcode::{flags as f, ICRC_LEN};
 use crate::proto::packet;
-use crate::proto::rc;
 use crate::proto::rc::comp::Timer as Fired;
 use crate::proto::rdrep::ReadPort;
 use crate::proto::sel::{self, RxKey};
@@ -148,7 +147,7 @@ impl Qp {
         // (The delay that just ran out, before this probe doubles the next.)
         st.silent_us = st.silent_us.saturating_add(Self::probe_us(st));
         st.probes += 1;
-        let t = rc::ack_timeout_us(st.timeout);
+        let t = Self::transport_us(st);
         if t != 0 && st.silent_us >= t {
             st.silence_over();
             self.dev.stats.timeouts.inc();

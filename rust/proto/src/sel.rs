@@ -480,6 +480,10 @@ pub struct ProbeDelay {
     timed: Option<(Psn, u64)>,
     /// The first PSN never sent: PSNs sent again after a rewind are not timed.
     next: Option<Psn>,
+    /// Smoothed round trip × 8, in µs (RFC 6298's SRTT with α = 1/8; 0: no sample yet).
+    srtt8: u32,
+    /// Round-trip variation × 4, in µs (RFC 6298's RTTVAR with β = 1/4).
+    rttvar4: u32,
 }
 
 /// Samples per window of the minimum: the minimum covers the last 64 to 128 samples, so
@@ -495,6 +499,8 @@ impl ProbeDelay {
             samples: 0,
             timed: None,
             next: None,
+            srtt8: 0,
+            rttvar4: 0,
         }
     }
 
@@ -540,12 +546,45 @@ impl ProbeDelay {
             return;
         };
         let us = u32::try_from(now_ns.saturating_sub(t0) / 1000).unwrap_or(u32::MAX - 1);
+        self.smooth(us.max(1));
         self.min_now = self.min_now.min(us);
         self.samples += 1;
         if self.samples >= MIN_RTT_WINDOW {
             self.min_prev = self.min_now;
             self.min_now = u32::MAX;
             self.samples = 0;
+        }
+    }
+
+    /// RFC 6298's estimator in integers: the first sample sets SRTT and RTTVAR = SRTT/2,
+    /// each later one moves SRTT by 1/8 and RTTVAR by 1/4 of the difference.
+    fn smooth(&mut self, us: u32) {
+        if self.srtt8 == 0 {
+            self.srtt8 = us.saturating_mul(8);
+            self.rttvar4 = us.saturating_mul(2);
+            return;
+        }
+        let srtt = self.srtt8 / 8;
+        let err = us.abs_diff(srtt);
+        self.srtt8 = (self.srtt8 - srtt).saturating_add(us);
+        self.rttvar4 = (self.rttvar4 - self.rttvar4 / 4).saturating_add(err);
+    }
+
+    /// The retransmission timeout RFC 6298 derives from the samples, SRTT + 4 × RTTVAR,
+    /// but at least twice SRTT, in µs (`None` before the first sample): a round trip the
+    /// path rarely exceeds, queues and a slow peer included, where
+    /// [`ProbeDelay::min_rtt_us`] is the fastest one. (The variation of a steady path
+    /// decays to nearly nothing, and a timer right at the mean expires on every slower
+    /// round trip; TCP keeps a 200 ms floor for that, far too long here.)
+    pub fn rto_us(&self) -> Option<u32> {
+        if self.srtt8 == 0 {
+            None
+        } else {
+            let srtt = self.srtt8 / 8;
+            Some(
+                srtt.saturating_add(self.rttvar4)
+                    .max(srtt.saturating_mul(2)),
+            )
         }
     }
 

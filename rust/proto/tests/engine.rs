@@ -827,8 +827,8 @@ fn run(sizes: &[usize], kinds: u64, s: Setup) -> Outcome {
         mask: 63,
     };
     let mut rq = Requester::new(start);
-    rq.retry = Retry::new(Retry::UNLIMITED);
-    rq.rnr = Retry::new(s.rnr_retry);
+    rq.retry = Retry::unlimited();
+    rq.rnr = Retry::rnr(s.rnr_retry);
     let mut req = Req {
         rq,
         slots: vec![Slot::default(); 64],

@@ -179,6 +179,31 @@ fn extreme_clocks() {
     assert_eq!(q.delay_us(MIN, INIT, MAX), MIN);
 }
 
+#[test]
+fn rto_follows_the_typical_round_trip() {
+    let mut p = ProbeDelay::new();
+    assert_eq!(p.rto_us(), None);
+    // The first sample: SRTT = R, RTTVAR = R/2, so SRTT + 4 RTTVAR = 3R.
+    sample(&mut p, 1, 0, 2000);
+    assert_eq!(p.rto_us(), Some(6000));
+    // A steady path: the variation decays, and the timeout comes down to twice the
+    // round trip.
+    for i in 0..100u32 {
+        sample(&mut p, 2 + i, u64::from(i) * 10_000, 2000);
+    }
+    assert_eq!(p.rto_us(), Some(4000));
+    // A peer that slows down to 40 ms round trips (a loaded host): the timeout follows
+    // it, while the probe delay's minimum stays at the fast samples.
+    for i in 0..30u32 {
+        sample(&mut p, 200 + i, 2_000_000 + u64::from(i) * 100_000, 40_000);
+    }
+    assert!(p.rto_us().unwrap() >= 40_000);
+    assert_eq!(p.min_rtt_us(), Some(2000));
+    // The transport timer takes it within four times the Local ACK Timeout (16.8 ms).
+    let t = rrxe_proto::rc::transport_timer_us(12, p.rto_us(), 0);
+    assert!((40_000..=4 * 16_777).contains(&t), "{t}");
+}
+
 proptest! {
     /// Whatever the sends, cancels and samples: the delay stays within its bounds.
     #[test]
@@ -198,6 +223,10 @@ proptest! {
             }
             let d = p.delay_us(MIN, INIT, MAX);
             prop_assert!((MIN..=MAX).contains(&d));
+            // The timeout is at least the smallest sample, once there is one.
+            if let (Some(r), Some(m)) = (p.rto_us(), p.min_rtt_us()) {
+                prop_assert!(r >= m.min(u32::MAX / 2) / 2);
+            }
             let b = p.backoff_us(MIN, INIT, MAX, psn % 16);
             prop_assert!(b >= d && b <= d << rrxe_proto::sel::PROBE_BACKOFF);
         }

@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn syndromes() {
         let mut rq = Requester::new(Psn::new(0));
-        rq.rnr = Retry::new(1);
+        rq.rnr = Retry::rnr(1);
         assert_eq!(rq.on_syndrome(Syndrome::Ack(3)), Reply::Ack);
         assert_eq!(rq.on_syndrome(Syndrome::Rnr(1)), Reply::RnrWait { us: 10 });
         let exc = Reply::Fail {

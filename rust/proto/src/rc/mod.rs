@@ -91,22 +91,54 @@ impl QpState {
     }
 }
 
-/// A retry budget: the QP's `retry_cnt` or `rnr_retry` (3 bits), where 7 means "retry
-/// forever" (IBTA 9.7.5.2.8; rdma_rxe and hardware agree).
+/// A retry budget: the QP's `retry_cnt` (transport retries) or `rnr_retry` (3 bits
+/// each). Only for RNR retries does 7 mean "retry forever" (IBTA 9.7.5.2.8): a
+/// transport retry count of 7 is seven retries, as hardware counts it, so a peer that
+/// is gone fails the WQE with `RETRY_EXC_ERR` (rdma_rxe retries such a QP forever).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Retry {
     limit: u8,
     left: u8,
+    forever: bool,
 }
 
 impl Retry {
-    /// The count that means "unlimited".
+    /// The RNR retry count that means "unlimited".
     pub const UNLIMITED: u8 = 7;
 
-    /// A full budget of `limit` (its low three bits) retries.
+    /// A full budget of `limit` (its low three bits) transport retries.
     pub const fn new(limit: u8) -> Self {
         let limit = limit & 7;
-        Retry { limit, left: limit }
+        Retry {
+            limit,
+            left: limit,
+            forever: false,
+        }
+    }
+
+    /// A full budget of `limit` (its low three bits) RNR retries, where
+    /// [`Retry::UNLIMITED`] never runs out.
+    pub const fn rnr(limit: u8) -> Self {
+        let limit = limit & 7;
+        Retry {
+            limit,
+            left: limit,
+            forever: limit == Self::UNLIMITED,
+        }
+    }
+
+    /// A budget that never runs out (models and tests of lossy paths).
+    pub const fn unlimited() -> Self {
+        Retry {
+            limit: Self::UNLIMITED,
+            left: Self::UNLIMITED,
+            forever: true,
+        }
+    }
+
+    /// Retries spent since the peer last answered.
+    pub const fn spent(&self) -> u8 {
+        self.limit.saturating_sub(self.left)
     }
 
     /// The configured count (for `query_qp`).
@@ -124,7 +156,7 @@ impl Retry {
         if self.left == 0 {
             return false;
         }
-        if self.limit != Self::UNLIMITED {
+        if !self.forever {
             self.left -= 1;
         }
         true
@@ -293,6 +325,21 @@ pub const fn ack_timeout_us(t: u8) -> u64 {
     } else {
         (4096u64 << t) / 1000
     }
+}
+
+/// The transport timer actually run for the IB `timeout` attribute, in µs (0 = none):
+/// the Local ACK Timeout ([`ack_timeout_us`]) stretched to `rto_us`, the retransmission
+/// timeout measured on the path, and doubled for each of the `spent` timeouts since the
+/// peer last answered (as TCP backs off), but never beyond four times the attribute, the
+/// longest the InfiniBand specification lets a transport timer take. A path or peer
+/// slower than the attribute assumes (a loaded or instrumented host) then does not time
+/// out on every window, each time sending it all again, while a peer that is gone is
+/// still given up on within four times the time the attribute names per retry.
+pub fn transport_timer_us(t: u8, rto_us: Option<u32>, spent: u8) -> u64 {
+    let base = ack_timeout_us(t);
+    let backoff = base.checked_shl(u32::from(spent.min(2))).unwrap_or(base);
+    let want = rto_us.map_or(0, u64::from).max(backoff);
+    want.max(base).min(base.saturating_mul(4))
 }
 
 /// Microseconds of an IB RNR timer code (IBTA table 45).
@@ -481,10 +528,28 @@ mod tests {
         assert!(!r.spend());
         r.refill();
         assert!(r.spend());
-        let mut u = Retry::new(Retry::UNLIMITED);
+        let mut u = Retry::rnr(Retry::UNLIMITED);
         for _ in 0..100 {
             assert!(u.spend());
         }
+        // Seven transport retries are seven, then the WQE fails.
+        let mut t = Retry::new(7);
+        for _ in 0..7 {
+            assert!(t.spend());
+        }
+        assert!(!t.spend());
+        let mut r = Retry::rnr(6);
+        for _ in 0..6 {
+            assert!(r.spend());
+        }
+        assert!(!r.spend());
+        assert!(Retry::unlimited().spend());
+        let mut b = Retry::new(3);
+        assert_eq!(b.spent(), 0);
+        assert!(b.spend() && b.spend());
+        assert_eq!(b.spent(), 2);
+        b.refill();
+        assert_eq!(b.spent(), 0);
         assert!(!Retry::new(0).spend());
         assert_eq!(Retry::new(0xff).limit(), 7);
     }
@@ -515,6 +580,17 @@ mod tests {
         assert_eq!(read_resp_opcode(2, 3), op::RC_READ_RESP_LAST);
         assert_eq!(ack_timeout_us(14), 67_108);
         assert_eq!(ack_timeout_us(0), 0);
+        // Never shorter than the attribute, never beyond four times it, none if none.
+        assert_eq!(transport_timer_us(12, None, 0), 16_777);
+        assert_eq!(transport_timer_us(12, Some(100), 0), 16_777);
+        assert_eq!(transport_timer_us(12, Some(40_000), 0), 40_000);
+        assert_eq!(transport_timer_us(12, Some(u32::MAX), 0), 4 * 16_777);
+        assert_eq!(transport_timer_us(0, Some(40_000), 3), 0);
+        // Backed off after unanswered timeouts, up to the same bound.
+        assert_eq!(transport_timer_us(12, None, 1), 2 * 16_777);
+        assert_eq!(transport_timer_us(12, Some(100), 2), 4 * 16_777);
+        assert_eq!(transport_timer_us(12, None, 7), 4 * 16_777);
+        assert_eq!(transport_timer_us(31, None, 7), 4 * ack_timeout_us(31));
         assert_eq!(rnr_timer_us(1), 10);
         assert_eq!(rnr_timer_us(0), 655_360);
         assert_eq!(rnr_timer_us(25), 61_440);

@@ -200,7 +200,7 @@ impl Requester {
             noack: 0,
             wqe_seq: 0,
             retry: Retry::new(0),
-            rnr: Retry::new(0),
+            rnr: Retry::rnr(0),
             rnr_wait: false,
             read_gap: None,
             acked: psn,
