@@ -15,14 +15,19 @@ rrxe_require exclusive verify mod:sch_netem mod:cls_u32 mod:sch_ingress mod:act_
 ktap_set_plan 5
 hosts_up
 n=100
+# The attribute: 16.8 ms. On the debug kernel (SLOW) the same WRITEs took 45-50 ms
+# (p50) and 100-120 ms (p99), and a quarter of them outlast four times 16.8 ms, the
+# longest the timer may stretch: there it is 33.5 ms (13), still below the round trips.
+export RRXE_VERIFY_TIMEOUT=12
+[ "$SLOW" -gt 1 ] && RRXE_VERIFY_TIMEOUT=13
 
 netem_delay() {
 	in0 tc qdisc replace dev va root netem delay 15ms &&
 		in1 tc qdisc replace dev vb root netem delay 15ms
 }
 # stream <mode>: $n lone 4 KiB WRITEs over the delayed path, the data checked; then the
-# requester's transport timeouts must stay under a tenth of the WRITEs (about one, while
-# the first round trip is measured; a fixed timer gives about one per WRITE).
+# requester's transport timeouts must stay under a tenth of the WRITEs (1-3 measured; a
+# timer fixed at the attribute gave 51 and 68).
 stream() {
 	local t0 g0 r0 t g r
 	t0=$(counter rrxe0 timeouts) g0=$(counter rrxe0 retransmits) r0=$(counter rrxe0 retx_packets)

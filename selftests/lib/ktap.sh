@@ -64,6 +64,10 @@ TMPD=$(mktemp -d /tmp/rrxe-selftest.XXXXXX)
 # the longest streams divided by it; never a case's expectation.
 SLOW=1
 [ -e /sys/kernel/debug/kmemleak ] && SLOW=4
+# rrxe-verify's Local ACK Timeout: 16.8 ms (12), 268 ms (16) on the debug kernel, where a
+# responder can take longer than four times 16.8 ms to answer a window (the longest the
+# transport timer stretches), and 7 retries of that fail the QP.
+[ "$SLOW" -gt 1 ] && export RRXE_VERIFY_TIMEOUT=${RRXE_VERIFY_TIMEOUT:-16}
 
 # Path of the data-verifying traffic tool: built into tools/ (make, scripts/module.sh),
 # or installed next to the scripts (kselftest install flattens generated files).
