@@ -330,8 +330,8 @@ pub const fn ack_timeout_us(t: u8) -> u64 {
 /// The transport timer actually run for the IB `timeout` attribute, in µs (0 = none):
 /// the Local ACK Timeout ([`ack_timeout_us`]) stretched to `rto_us`, the retransmission
 /// timeout measured on the path, and doubled for each of the `spent` timeouts since the
-/// peer last answered (as TCP backs off), but never beyond four times the attribute, the
-/// longest the InfiniBand specification lets a transport timer take. A path or peer
+/// peer last answered (as TCP backs off), but never beyond four times the attribute, so
+/// the timer stays of the order the QP's owner asked for. A path or peer
 /// slower than the attribute assumes (a loaded or instrumented host) then does not time
 /// out on every window, each time sending it all again, while a peer that is gone is
 /// still given up on within four times the time the attribute names per retry.
