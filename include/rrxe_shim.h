@@ -131,6 +131,10 @@ struct ib_ucontext *rrxe_udata_ucontext(struct ib_udata *udata);
 void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *));
 bool rrxe_work_queue(struct work_struct *work);			/* queue_work: inline */
 
+/* whether the caller may sleep: not in interrupt or softirq context, BH, interrupts or
+ * (where counted) preemption not disabled: !in_atomic() && !irqs_disabled(), macros */
+bool rrxe_may_sleep(void);
+
 /* time */
 unsigned long rrxe_usecs_to_jiffies(u64 usecs);			/* inline */
 
@@ -155,6 +159,34 @@ void rrxe_pernet_unregister(void);
 
 /* Fills pages[0..n) with the umem's pages; returns how many were written. */
 size_t rrxe_umem_pages(struct ib_umem *umem, struct page **pages, size_t n);
+
+/*
+ * On-demand paging (ib_umem_odp): struct ib_umem_odp embeds the ib_umem these take and
+ * return (container_of), its page list and mutex are fields, the notifier ops are a
+ * static struct, HMM_PFN_* and hmm_pfn_to_page() are macros and inline. Without
+ * CONFIG_INFINIBAND_ON_DEMAND_PAGING every call fails with -EOPNOTSUPP / NULL.
+ */
+bool rrxe_odp_enabled(void);
+/*
+ * ib_umem_odp_get() over [start, start + len), with odp->private = owner. Invalidations
+ * (process context, umem_mutex held, before the pages go) call inval(owner, start, end,
+ * refault), refault false when the range is being unmapped; every umem passes the same
+ * inval. Released with ib_umem_release().
+ */
+struct ib_umem *rrxe_odp_get(struct ib_device *dev, u64 start, u64 len, int access,
+			     void (*inval)(void *owner, u64 start, u64 end, bool refault),
+			     void *owner);
+/* First address (page-aligned) and number of pages the umem spans. */
+u64 rrxe_odp_start(struct ib_umem *umem);
+size_t rrxe_odp_num_pages(struct ib_umem *umem);
+/*
+ * Faults [va, va + len) in (for writing if write) and returns with umem_mutex held (>= 0)
+ * or -errno without it; may sleep.
+ */
+int rrxe_odp_fault_lock(struct ib_umem *umem, u64 va, u64 len, bool write);
+/* Kernel address of page idx if present (umem_mutex held), else NULL. */
+void *rrxe_odp_page(struct ib_umem *umem, size_t idx);
+void rrxe_odp_unlock(struct ib_umem *umem);
 
 /* copies between kernel buffers and memory that userspace may be writing concurrently */
 void rrxe_memcpy(void *dst, const void *src, size_t len);

@@ -35,7 +35,7 @@ make -C "$KB" M="$here/selftests/ktest" LLVM="$LLVM_SUFFIX" -j"$(nproc)" modules
 # The selftests' data-verifying traffic tool (runs in the guest from the shared root).
 t=$here/selftests/tools
 if [ ! -x "$t/rrxe-verify" ] || [ "$t/rrxe-verify.c" -nt "$t/rrxe-verify" ]; then
-	gcc -O2 -Wall -Wextra -o "$t/rrxe-verify" "$t/rrxe-verify.c" -libverbs
+	gcc -O2 -Wall -Wextra -o "$t/rrxe-verify" "$t/rrxe-verify.c" -libverbs -pthread
 fi
 # The transfer tool (selftests/xfer-*.sh, make bench), a cargo crate of its own.
 (cd "$here/tools/rrxe-xfer" && cargo build --release --locked -q)

@@ -13,6 +13,7 @@ use crate::kabi::ib::{DevParams, IbDev, IbDriver, ResAttrs, MAX_COUNTERS};
 use crate::kabi::lock::{new_spinlock_irq, SpinLockIrq};
 use crate::kabi::netdev::{NetDevice, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
+use crate::kabi::odp;
 use crate::kabi::udp::{SocketRef, UdpSockets};
 use crate::kabi::verbs::{Av, CqHandle, QpHandle, SrqHandle, Udata};
 use crate::proto::pma::PortCounters;
@@ -42,7 +43,7 @@ fn qp_slot(qpn: u32) -> Option<usize> {
 }
 
 /// Device limits reported by `query_device`. Only what rrxe implements is advertised:
-/// no FLUSH or ATOMIC_WRITE, no multicast, no ODP.
+/// no multicast, no implicit on-demand paging.
 mod caps {
     use super::super::limits;
 
@@ -187,6 +188,40 @@ impl Rrxe {
     }
 }
 
+impl Rrxe {
+    fn kernel_cap_flags() -> u64 {
+        let odp = if odp::enabled() {
+            b::ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING
+        } else {
+            0
+        };
+        u64::from(b::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG | odp)
+    }
+
+    /// On-demand paging (explicit MRs; no implicit ODP): RC and UD, as rdma_rxe.
+    fn odp_caps() -> b::ib_odp_caps {
+        if !odp::enabled() {
+            return pin_init::zeroed();
+        }
+        let rc = b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SEND
+            | b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_RECV
+            | b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_WRITE
+            | b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_READ
+            | b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC
+            | b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SRQ_RECV
+            | b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_FLUSH
+            | b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC_WRITE;
+        let ud = b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SEND
+            | b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_RECV
+            | b::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SRQ_RECV;
+        let mut c: b::ib_odp_caps = pin_init::zeroed();
+        c.general_caps = u64::from(b::ib_odp_general_cap_bits_IB_ODP_SUPPORT);
+        c.per_transport_caps.rc_odp_caps = rc;
+        c.per_transport_caps.ud_odp_caps = ud;
+        c
+    }
+}
+
 impl IbDriver for Rrxe {
     type Dev = Device;
 
@@ -257,7 +292,8 @@ impl IbDriver for Rrxe {
             max_qp: caps::MAX_QP,
             max_qp_wr: caps::MAX_QP_WR,
             device_cap_flags: Self::device_cap_flags(),
-            kernel_cap_flags: u64::from(b::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
+            kernel_cap_flags: Self::kernel_cap_flags(),
+            odp_caps: Self::odp_caps(),
             max_send_sge: caps::MAX_SGE,
             max_recv_sge: caps::MAX_SGE,
             max_sge_rd: caps::MAX_SGE,
@@ -368,12 +404,18 @@ impl IbDriver for Rrxe {
         if acc & !access::SUPPORTED != 0 {
             return Err(EOPNOTSUPP);
         }
-        let umem = dev.umem_get(start, len, acc)?;
+        let umem = if acc & access::ON_DEMAND != 0 {
+            // (ib_core refuses ON_DEMAND unless query_device advertised it.)
+            dev.umem_get_odp(start, len, acc)?
+        } else {
+            dev.umem_get(start, len, acc)?
+        };
         let pdid = pd.id;
-        let r = dev
-            .data()
-            .shared
-            .insert_mr(|key| Mr::new(key, pdid, acc, start, len, iova, umem))?;
+        let shared = &dev.data().shared;
+        let r = shared.insert_mr(|key| Mr::new(key, pdid, acc, start, len, iova, umem))?;
+        if r.0.is_odp() {
+            shared.odp_mr(true);
+        }
         Ok(r)
     }
 
@@ -381,7 +423,11 @@ impl IbDriver for Rrxe {
         if mr.has_windows() {
             return Err(EBUSY);
         }
-        dev.data().shared.remove_mr(mr.key);
+        let shared = &dev.data().shared;
+        if mr.is_odp() {
+            shared.odp_mr(false);
+        }
+        shared.remove_mr(mr.key);
         Ok(())
     }
 
@@ -590,7 +636,14 @@ impl IbDriver for Rrxe {
     const COUNTERS: &'static [&'static CStr] = Stats::NAMES;
 
     fn counters(dev: &IbDev<Self>, out: &mut [u64]) {
-        dev.data().shared.stats.values(out);
+        let s = &dev.data().shared.stats;
+        // (Kept by the binding layer for the whole module, not per device.)
+        let (faulted, invalidated) = odp::counts();
+        s.odp_faulted.raise(faulted);
+        s.odp_invalidated.raise(invalidated);
+        s.mr_release_later
+            .raise(crate::kabi::mem::deferred_releases());
+        s.values(out);
     }
 
     fn port_counters(dev: &IbDev<Self>) -> PortCounters {

@@ -36,6 +36,7 @@ pub(crate) struct RrxeModule {
 
 impl kernel::Module for RrxeModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        crate::kabi::mem::init_releases();
         let socks = UdpSockets::init()?;
         let notifier = NetdevNotifier::<Rrxe>::register()?;
         let link = LinkRegistration::register::<Rrxe>(LINK_TYPE);
@@ -53,6 +54,9 @@ impl Drop for RrxeModule {
         // No new devices, then remove every existing one, then stop netdev events.
         drop(self.link.take());
         IbDev::<Rrxe>::unregister_all();
+        // (A user memory region whose last reference went where sleeping is not
+        // allowed is released by a work item, which runs module text.)
+        crate::kabi::mem::wait_releases();
         drop(self.notifier.take());
         drop(self.socks.take());
         pr_info!("unloaded\n");

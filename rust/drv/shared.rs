@@ -19,6 +19,7 @@ use crate::proto::mr::{self, KeyError};
 use crate::proto::mw;
 use crate::proto::packet::Ext;
 use crate::proto::psn::Psn;
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::debugfs::Scope;
 use kernel::prelude::*;
 use kernel::str::CString;
@@ -161,6 +162,9 @@ pub(crate) struct DevShared {
     /// Sender: the delay-based algorithm's destinations.
     #[pin]
     pub(crate) dests: SpinLockBh<Dests>,
+    /// On-demand-paged MRs registered: while there are none, the engine skips the
+    /// residency checks (see [`Mr::resident`]).
+    odp_mrs: AtomicU32,
 }
 
 /// A vector of `n` copies of `v`.
@@ -205,6 +209,7 @@ impl DevShared {
                 ),
                 port <- new_spinlock_bh!(Port::new()),
                 dests <- new_spinlock_bh!(dests),
+                odp_mrs: AtomicU32::new(0),
             }),
             GFP_KERNEL,
         )
@@ -317,6 +322,20 @@ impl DevShared {
         make: impl FnOnce(u32) -> Result<Arc<Mr>>,
     ) -> Result<(Arc<Mr>, u32)> {
         self.insert(|t| &mut t.mrs, make)
+    }
+
+    /// Whether any on-demand-paged MR is registered.
+    pub(crate) fn has_odp(&self) -> bool {
+        self.odp_mrs.load(Ordering::Relaxed) != 0
+    }
+
+    /// An on-demand-paged MR was registered (`true`) or deregistered.
+    pub(crate) fn odp_mr(&self, added: bool) {
+        if added {
+            self.odp_mrs.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.odp_mrs.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn remove_mr(&self, key: u32) {

@@ -131,4 +131,9 @@ stats!(
     mr_inv_remote,
     mw_bind,
     key_errors,
+    odp_rnr,
+    odp_wait,
+    odp_faulted,
+    odp_invalidated,
+    mr_release_later,
 );

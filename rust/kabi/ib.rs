@@ -345,6 +345,16 @@ impl<T: IbDriver> IbDev<T> {
         crate::kabi::mem::Umem::get(self.raw(), start, len, access)
     }
 
+    /// Registers user memory for an on-demand-paging MR on this device (may sleep).
+    pub(crate) fn umem_get_odp(
+        &self,
+        start: u64,
+        len: u64,
+        access: i32,
+    ) -> Result<crate::kabi::mem::Umem> {
+        crate::kabi::mem::Umem::get_odp(self.raw(), start, len, access)
+    }
+
     /// Unregisters every device of this driver and waits for them to go (module exit).
     pub(crate) fn unregister_all() {
         // SAFETY: no preconditions; sleeps until every device with our driver id is gone.

@@ -5,21 +5,103 @@
 //! with acquire/release accesses.
 
 use super::crc;
+use super::odp;
 use crate::proto::verify::Alg;
 use crate::sys as b;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use kernel::prelude::*;
+use kernel::types::Opaque;
 
-/// Pinned user pages of a memory region.
+/// The user pages of a memory region: pinned, or kept present by on-demand paging.
 pub(crate) struct Umem {
     umem: NonNull<b::ib_umem>,
-    /// Kernel addresses of the pinned pages, in order.
-    pages: KVec<usize>,
+    pages: Pages,
+    /// Where the release goes if the last reference drops where sleeping is not
+    /// allowed (allocated with the umem, so that dropping never allocates).
+    later: Option<KBox<Later>>,
 }
 
-// SAFETY: the umem and its pages stay pinned until drop; addresses are plain integers.
+/// A umem released by the release work item: the last reference on an MR can drop in
+/// the receive softirq or under a QP's lock (a peer's WRITE still in progress when the
+/// MR was deregistered), and releasing a umem sleeps (it unpins and dirties pages, or
+/// removes an interval notifier).
+struct Later {
+    /// Next on the stack of pending releases.
+    next: *mut Later,
+    umem: *mut b::ib_umem,
+    odp: Option<Pin<KBox<odp::OdpPages>>>,
+}
+
+/// Pending releases (a lock-free stack: pushed from any context, taken whole by the work).
+static LATER: AtomicPtr<Later> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Umem releases handed to the work item since the module was loaded.
+static LATER_TOTAL: AtomicU64 = AtomicU64::new(0);
+
+/// The work item that releases them (initialised at module load).
+struct ReleaseWork(Opaque<b::work_struct>);
+// SAFETY: the work item is only handed to the workqueue core, which serialises it.
+unsafe impl Sync for ReleaseWork {}
+static RELEASE_WORK: ReleaseWork = ReleaseWork(Opaque::zeroed());
+
+/// How many umem releases were handed to the work item since the module was loaded.
+pub(crate) fn deferred_releases() -> u64 {
+    LATER_TOTAL.load(Ordering::Relaxed)
+}
+
+/// Releases `umem` (and then the on-demand pages that are its notifier's owner).
+fn release(umem: *mut b::ib_umem, odp: Option<Pin<KBox<odp::OdpPages>>>) {
+    if let Some(o) = &odp {
+        // No fault may start once the umem is released.
+        o.shutdown();
+    }
+    // SAFETY: obtained from `ib_umem_get` or `ib_umem_odp_get` and released once, here,
+    // in process context. For on-demand paging this removes the notifier and waits for
+    // its callbacks, before the pages (their owner) drop.
+    unsafe { b::ib_umem_release(umem) };
+    drop(odp);
+}
+
+/// # Safety
+///
+/// Called by the workqueue core for [`RELEASE_WORK`] (process context).
+unsafe extern "C" fn release_run(_w: *mut b::work_struct) {
+    let mut p = LATER.swap(core::ptr::null_mut(), Ordering::AcqRel);
+    while !p.is_null() {
+        // SAFETY: every entry on the stack was leaked from a `KBox<Later>` by
+        // `Umem::drop` and is taken back exactly once, here (the swap took the stack).
+        let l = KBox::into_inner(unsafe { KBox::from_raw(p) });
+        p = l.next;
+        release(l.umem, l.odp);
+    }
+}
+
+/// Sets the release work item up (module load, before any device exists).
+pub(crate) fn init_releases() {
+    // SAFETY: initialised once, before anything can queue it.
+    unsafe { b::rrxe_work_init(RELEASE_WORK.0.get(), Some(release_run)) };
+}
+
+/// Waits until every umem release handed to the work item has finished (module exit,
+/// after every device is gone: nothing queues it any more).
+pub(crate) fn wait_releases() {
+    // SAFETY: initialised at load; waits for the last queued run to return.
+    unsafe { b::flush_work(RELEASE_WORK.0.get()) };
+}
+
+enum Pages {
+    /// Kernel addresses of the pinned pages, in order.
+    Pinned(KVec<usize>),
+    /// Not pinned: present while the kernel does not invalidate them (see [`odp`]).
+    Odp(Pin<KBox<odp::OdpPages>>),
+}
+
+// SAFETY: the umem stays valid until drop; pinned pages stay pinned, on-demand pages are
+// reached only under their table's lock; addresses are plain integers.
 unsafe impl Send for Umem {}
-// SAFETY: shared access only reads the page table built at creation.
+// SAFETY: shared access reads the pinned page table built at creation, or goes through
+// the on-demand table's lock.
 unsafe impl Sync for Umem {}
 
 impl Umem {
@@ -32,8 +114,10 @@ impl Umem {
         // Owned from here on: an allocation failure below releases it in `drop`.
         let mut this = Umem {
             umem,
-            pages: KVec::new(),
+            pages: Pages::Pinned(KVec::new()),
+            later: None,
         };
+        this.later = Some(Later::new()?);
         // SAFETY: `umem` is valid until released.
         let n = unsafe { b::rrxe_umem_num_pages(umem.as_ptr()) };
         let mut raw: KVec<*mut b::page> = KVec::with_capacity(n, GFP_KERNEL)?;
@@ -42,23 +126,67 @@ impl Umem {
         }
         // SAFETY: `raw` has room for `n` page pointers.
         let got = unsafe { b::rrxe_umem_pages(umem.as_ptr(), raw.as_mut_ptr(), n) };
-        this.pages = KVec::with_capacity(got, GFP_KERNEL)?;
+        let mut pages = KVec::with_capacity(got, GFP_KERNEL)?;
         for p in raw.iter().take(got) {
             // SAFETY: a pinned lowmem page has a permanent kernel mapping (no HIGHMEM on
             // the 64-bit targets rrxe supports).
             let a = unsafe { b::rrxe_page_address(*p) } as usize;
-            this.pages.push(a, GFP_KERNEL)?;
+            pages.push(a, GFP_KERNEL)?;
         }
+        this.pages = Pages::Pinned(pages);
         Ok(this)
     }
 
-    /// Kernel address of page `i`.
-    fn page(&self, i: usize) -> Option<usize> {
-        self.pages.get(i).copied()
+    /// Registers `[start, start + len)` of the calling process for on-demand paging
+    /// (`access` carries `IB_ACCESS_ON_DEMAND`) and faults it in (may sleep).
+    pub(crate) fn get_odp(
+        ib: *mut b::ib_device,
+        start: u64,
+        len: u64,
+        access: i32,
+    ) -> Result<Umem> {
+        let later = Later::new()?;
+        let (umem, pages) = odp::get(ib, start, len, access)?;
+        Ok(Umem {
+            umem,
+            pages: Pages::Odp(pages),
+            later: Some(later),
+        })
+    }
+
+    /// The on-demand pages and the page range `[lo, hi)` that bytes `[off, off + len)`
+    /// span (`None` for pinned memory).
+    fn odp_span(&self, off: usize, len: usize) -> Option<(&odp::OdpPages, usize, usize)> {
+        let Pages::Odp(o) = &self.pages else {
+            return None;
+        };
+        let page = kernel::page::PAGE_SIZE;
+        Some((o, off / page, off.saturating_add(len.max(1)).div_ceil(page)))
+    }
+
+    /// Whether the bytes `[off, off + len)` can be reached now: always for pinned memory;
+    /// for on-demand paging, whether their pages are present (if not, they are faulted in
+    /// by a work item and the caller tries again later).
+    pub(crate) fn resident(&self, off: usize, len: usize) -> bool {
+        self.odp_span(off, len)
+            .is_none_or(|(o, lo, hi)| o.present(lo, hi))
+    }
+
+    /// Whether on-demand-paged bytes `[off, off + len)` include a page that could not be
+    /// faulted in (an access there fails for good, it is not waiting for a fault).
+    pub(crate) fn odp_failed(&self, off: usize, len: usize) -> bool {
+        self.odp_span(off, len)
+            .is_some_and(|(o, lo, hi)| o.failed(lo, hi))
+    }
+
+    /// Whether the memory is on-demand paged.
+    pub(crate) fn is_odp(&self) -> bool {
+        matches!(self.pages, Pages::Odp(_))
     }
 
     /// Calls `f(kernel address, range in the caller's buffer)` for each page-sized piece
-    /// of `[off, off + len)` (`off` from the start of the first page). `None` if out of range.
+    /// of `[off, off + len)` (`off` from the start of the first page), each while its page
+    /// cannot go away. `None` if out of range or a page is not present.
     fn chunks(
         &self,
         off: usize,
@@ -69,10 +197,13 @@ impl Umem {
         let mut done = 0usize;
         while done < len {
             let pos = off.checked_add(done)?;
-            let addr = self.page(pos / page)?;
             let in_page = pos % page;
             let n = (page - in_page).min(len - done);
-            f((addr + in_page) as *mut u8, done..done + n);
+            let r = done..done + n;
+            match &self.pages {
+                Pages::Pinned(p) => f((*p.get(pos / page)? + in_page) as *mut u8, r),
+                Pages::Odp(o) => o.with_page(pos / page, |a| f((a + in_page) as *mut u8, r))?,
+            }
             done += n;
         }
         Some(())
@@ -83,8 +214,9 @@ impl Umem {
         let len = buf.len();
         self.chunks(off, len, |mem, r| {
             if let Some(chunk) = buf.get_mut(r) {
-                // SAFETY: `mem .. mem + chunk.len()` lies inside one pinned page; C memcpy
-                // because userspace may write the page concurrently.
+                // SAFETY: `mem .. mem + chunk.len()` lies inside one page that stays
+                // mapped meanwhile (see `chunks`); C memcpy because userspace may write
+                // the page concurrently.
                 unsafe { b::rrxe_memcpy(chunk.as_mut_ptr().cast(), mem.cast(), chunk.len()) };
             }
         })
@@ -95,8 +227,9 @@ impl Umem {
     pub(crate) fn crc(&self, alg: Alg, off: usize, len: usize, crc: u32) -> Option<u32> {
         let mut c = crc;
         self.chunks(off, len, |mem, r| {
-            // SAFETY: `mem .. mem + r.len()` lies inside one pinned page. C reads it
-            // (userspace may write it concurrently; the CRC then simply differs).
+            // SAFETY: `mem .. mem + r.len()` lies inside one page that stays mapped
+            // meanwhile. C reads it (userspace may write it concurrently; the CRC then
+            // simply differs).
             c = unsafe { crc::raw(alg, c, mem.cast_const().cast(), r.len()) };
         })?;
         Some(c)
@@ -105,15 +238,17 @@ impl Umem {
     /// Stores `v` (host byte order) as one 8-byte access at byte offset `off`, which
     /// must be 8-byte aligned in its page. `None` if out of range or misaligned.
     pub(crate) fn store8(&self, off: usize, v: u64) -> Option<()> {
-        let page = kernel::page::PAGE_SIZE;
         if off % 8 != 0 {
             return None;
         }
-        let addr = self.page(off / page)? + off % page;
-        // SAFETY: `addr .. addr + 8` lies in one pinned page (8-aligned offsets do not
-        // straddle a page) and is 8-byte aligned.
-        unsafe { b::rrxe_write_once64(addr as *mut u64, v) };
-        Some(())
+        // (An 8-byte aligned offset does not straddle a page: one piece.)
+        self.chunks(off, 8, |mem, r| {
+            if r.len() == 8 {
+                // SAFETY: `mem .. mem + 8` lies in one page that stays mapped meanwhile
+                // and is 8-byte aligned (page-aligned start plus an aligned offset).
+                unsafe { b::rrxe_write_once64(mem.cast(), v) };
+            }
+        })
     }
 
     /// Copies `src` into the region at byte offset `off`. `None` if out of range.
@@ -127,11 +262,52 @@ impl Umem {
     }
 }
 
+impl Later {
+    fn new() -> Result<KBox<Later>> {
+        Ok(KBox::new(
+            Later {
+                next: core::ptr::null_mut(),
+                umem: core::ptr::null_mut(),
+                odp: None,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+}
+
 impl Drop for Umem {
     fn drop(&mut self) {
-        // SAFETY: obtained from `ib_umem_get`; released once (may sleep: MRs are destroyed in
-        // process context).
-        unsafe { b::ib_umem_release(self.umem.as_ptr()) }
+        let odp = match core::mem::replace(&mut self.pages, Pages::Pinned(KVec::new())) {
+            Pages::Odp(o) => Some(o),
+            Pages::Pinned(_) => None,
+        };
+        // SAFETY: no preconditions.
+        let may_sleep = unsafe { b::rrxe_may_sleep() };
+        match self.later.take() {
+            Some(mut l) if !may_sleep => {
+                l.umem = self.umem.as_ptr();
+                l.odp = odp;
+                LATER_TOTAL.fetch_add(1, Ordering::Relaxed);
+                let raw = KBox::into_raw(l);
+                let mut head = LATER.load(Ordering::Acquire);
+                loop {
+                    // SAFETY: `raw` is ours until the push below publishes it.
+                    unsafe { (*raw).next = head };
+                    match LATER.compare_exchange_weak(
+                        head,
+                        raw,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => break,
+                        Err(h) => head = h,
+                    }
+                }
+                // SAFETY: initialised at module load.
+                unsafe { b::rrxe_work_queue(RELEASE_WORK.0.get()) };
+            }
+            _ => release(self.umem.as_ptr(), odp),
+        }
     }
 }
 

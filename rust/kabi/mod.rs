@@ -9,6 +9,7 @@ pub(crate) mod ib;
 pub(crate) mod lock;
 pub(crate) mod mem;
 pub(crate) mod netdev;
+pub(crate) mod odp;
 pub(crate) mod skb;
 pub(crate) mod timer;
 pub(crate) mod udp;

@@ -26,6 +26,8 @@
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
+#include <linux/hmm.h>
 #include <rdma/uverbs_ioctl.h>
 #include "rrxe_shim.h"
 
@@ -194,6 +196,11 @@ bool rrxe_work_queue(struct work_struct *work)
 	return queue_work(system_unbound_wq, work);
 }
 
+bool rrxe_may_sleep(void)
+{
+	return !in_atomic() && !irqs_disabled();
+}
+
 unsigned long rrxe_usecs_to_jiffies(u64 usecs)
 {
 	return usecs_to_jiffies(usecs);
@@ -262,6 +269,127 @@ size_t rrxe_umem_pages(struct ib_umem *umem, struct page **pages, size_t n)
 	}
 	return i;
 }
+
+#ifdef CONFIG_INFINIBAND_ON_DEMAND_PAGING
+static void (*rrxe_odp_inval_fn)(void *owner, u64 start, u64 end, bool refault);
+
+static bool rrxe_odp_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range,
+				unsigned long cur_seq)
+{
+	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp, notifier);
+	u64 start, end;
+
+	if (!mmu_notifier_range_blockable(range))
+		return false;
+	mutex_lock(&odp->umem_mutex);
+	mmu_interval_set_seq(mni, cur_seq);
+	start = max_t(u64, ib_umem_start(odp), range->start);
+	end = min_t(u64, ib_umem_end(odp), range->end);
+	if (odp->private && start < end)
+		rrxe_odp_inval_fn(odp->private, start, end,
+				  range->event != MMU_NOTIFY_UNMAP &&
+				  range->event != MMU_NOTIFY_RELEASE);
+	ib_umem_odp_unmap_dma_pages(odp, start, end);
+	mutex_unlock(&odp->umem_mutex);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops rrxe_odp_ops = {
+	.invalidate = rrxe_odp_invalidate,
+};
+
+bool rrxe_odp_enabled(void)
+{
+	return true;
+}
+
+struct ib_umem *rrxe_odp_get(struct ib_device *dev, u64 start, u64 len, int access,
+			     void (*inval)(void *owner, u64 start, u64 end, bool refault),
+			     void *owner)
+{
+	struct ib_umem_odp *odp;
+
+	WRITE_ONCE(rrxe_odp_inval_fn, inval);
+	odp = ib_umem_odp_get(dev, start, len, access, &rrxe_odp_ops);
+	if (IS_ERR(odp))
+		return ERR_CAST(odp);
+	mutex_lock(&odp->umem_mutex);
+	odp->private = owner;
+	mutex_unlock(&odp->umem_mutex);
+	return &odp->umem;
+}
+
+u64 rrxe_odp_start(struct ib_umem *umem)
+{
+	return ib_umem_start(to_ib_umem_odp(umem));
+}
+
+size_t rrxe_odp_num_pages(struct ib_umem *umem)
+{
+	return ib_umem_odp_num_pages(to_ib_umem_odp(umem));
+}
+
+int rrxe_odp_fault_lock(struct ib_umem *umem, u64 va, u64 len, bool write)
+{
+	return ib_umem_odp_map_dma_and_lock(to_ib_umem_odp(umem), va, len,
+					    write ? HMM_PFN_WRITE : 0, true);
+}
+
+void *rrxe_odp_page(struct ib_umem *umem, size_t idx)
+{
+	struct ib_umem_odp *odp = to_ib_umem_odp(umem);
+	unsigned long pfn;
+
+	if (idx >= ib_umem_odp_num_pages(odp))
+		return NULL;
+	pfn = odp->map.pfn_list[idx];
+	if (!(pfn & HMM_PFN_VALID))
+		return NULL;
+	return page_address(hmm_pfn_to_page(pfn));
+}
+
+void rrxe_odp_unlock(struct ib_umem *umem)
+{
+	mutex_unlock(&to_ib_umem_odp(umem)->umem_mutex);
+}
+#else
+bool rrxe_odp_enabled(void)
+{
+	return false;
+}
+
+struct ib_umem *rrxe_odp_get(struct ib_device *dev, u64 start, u64 len, int access,
+			     void (*inval)(void *owner, u64 start, u64 end, bool refault),
+			     void *owner)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+u64 rrxe_odp_start(struct ib_umem *umem)
+{
+	return 0;
+}
+
+size_t rrxe_odp_num_pages(struct ib_umem *umem)
+{
+	return 0;
+}
+
+int rrxe_odp_fault_lock(struct ib_umem *umem, u64 va, u64 len, bool write)
+{
+	return -EOPNOTSUPP;
+}
+
+void *rrxe_odp_page(struct ib_umem *umem, size_t idx)
+{
+	return NULL;
+}
+
+void rrxe_odp_unlock(struct ib_umem *umem)
+{
+}
+#endif
 
 void rrxe_memcpy(void *dst, const void *src, size_t len)
 {

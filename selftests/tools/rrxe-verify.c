@@ -48,6 +48,11 @@
  *           receives posted), the connected ones towards a peer QP 0x777 at the IPv4
  *           address given as the argument; prints "park: qpn:psn,..." (each QP's
  *           expected PSN) and waits until stdin closes.
+ * -O registers the buffer for on-demand paging (IBV_ACCESS_ON_DEMAND: not pinned), and
+ * -F MS forks a child that exits at once every MS milliseconds while the run lasts (each
+ * fork write-protects the process's pages for copy-on-write, which invalidates every
+ * on-demand-paged page, and the next write to one copies it): the bytes must still
+ * arrive intact. The last line then gives the number of forks.
  * With -k 1 the last line also gives the latency of one iteration (post to last
  * completion), median and 99th percentile, in microseconds.
  *   srq-limit  (one process, no peer) two RC QPs on the same device, the receiver on an SRQ
@@ -68,6 +73,7 @@
  * Exit status 0 only if every check passed; the last line reports op, bytes and MB/s.
  */
 #include <poll.h>
+#include <pthread.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +88,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1111,11 +1118,32 @@ static int run_park(const char *peer_ip)
 	return 0;
 }
 
+static int odp, fork_ms;
+static volatile int forking = 1;
+static unsigned forks;
+
+/* -F: fork every fork_ms milliseconds until the run ends. */
+static void *fork_loop(void *arg)
+{
+	(void)arg;
+	while (forking) {
+		pid_t p = fork();
+		if (p == 0)
+			_exit(0);
+		if (p > 0) {
+			waitpid(p, NULL, 0);
+			forks++;
+		}
+		usleep(fork_ms * 1000);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = NULL, *op = "write";
 	int c;
-	while ((c = getopt(argc, argv, "d:g:m:o:s:n:k:p:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:m:o:s:n:k:p:OF:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -1125,6 +1153,8 @@ int main(int argc, char **argv)
 		case 'n': iters = atoi(optarg); break;
 		case 'k': depth = atoi(optarg); break;
 		case 'p': tcp_port = atoi(optarg); break;
+		case 'O': odp = 1; break;
+		case 'F': fork_ms = atoi(optarg); break;
 		default: die("usage: see the comment at the top of rrxe-verify.c");
 		}
 	}
@@ -1147,7 +1177,8 @@ int main(int argc, char **argv)
 	if (!(pd = ibv_alloc_pd(ctx)) || !(cq = ibv_create_cq(ctx, 4 * depth + 4, NULL, NULL, 0)))
 		die("pd/cq: %s", strerror(errno));
 	if (!(mr = ibv_reg_mr(pd, buf, bufsz, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+			      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			      (odp ? IBV_ACCESS_ON_DEMAND : 0))))
 		die("reg_mr: %s", strerror(errno));
 	struct ibv_qp_init_attr_ex qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 2 * depth + 2, .max_recv_wr = depth + 1, .max_send_sge = 1,
@@ -1181,6 +1212,9 @@ int main(int argc, char **argv)
 	xfer(&me, sizeof(me), 1);
 	xfer(&peer, sizeof(peer), 0);
 	connect_qp(&me, &peer);
+	pthread_t forker;
+	if (fork_ms > 0 && pthread_create(&forker, NULL, fork_loop, NULL))
+		die("no fork thread");
 	char go = 'g';
 	if (!host) {
 		/* The server posts its receives before telling the client to start. */
@@ -1191,7 +1225,12 @@ int main(int argc, char **argv)
 		if (send)
 			run_send_server();
 		xfer(&go, 1, 0);
-		printf("rrxe-verify: server done\n");
+		if (fork_ms > 0) {
+			forking = 0;
+			pthread_join(forker, NULL);
+		}
+		printf("rrxe-verify: server done%s%u\n", fork_ms > 0 ? " forks=" : "",
+		       fork_ms > 0 ? forks : 0);
 		return 0;
 	}
 	xfer(&go, 1, 0);
@@ -1214,6 +1253,10 @@ int main(int argc, char **argv)
 	else
 		die("unknown op %s", op);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (fork_ms > 0) {
+		forking = 0;
+		pthread_join(forker, NULL);
+	}
 	xfer(&go, 1, 1);
 	double s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	char lat[64] = "";
@@ -1222,8 +1265,11 @@ int main(int argc, char **argv)
 		snprintf(lat, sizeof(lat), " lat_us_p50=%.1f lat_us_p99=%.1f", lat_us[iters / 2],
 			 lat_us[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1]);
 	}
-	printf("rrxe-verify: op=%s size=%zu iters=%u depth=%u %s bytes=%llu MB/s=%.2f%s\n", op,
+	char fk[32] = "";
+	if (fork_ms > 0)
+		snprintf(fk, sizeof(fk), " forks=%u", forks);
+	printf("rrxe-verify: op=%s size=%zu iters=%u depth=%u %s bytes=%llu MB/s=%.2f%s%s\n", op,
 	       size, iters, depth, errors ? "errors" : "ok", (unsigned long long)bytes,
-	       bytes / s / 1e6, lat);
+	       bytes / s / 1e6, lat, fk);
 	return errors ? 3 : 0;
 }

@@ -238,7 +238,9 @@ impl Qp {
     }
 
     /// Writes response data into the scatter list of WQE `i` at `off` (at most `limit`
-    /// bytes in all); on failure the QP fails and `false` is returned.
+    /// bytes in all); on failure the QP fails and `false` is returned. `false` too, with
+    /// the QP intact, when on-demand-paged pages there are being faulted in: the packet
+    /// is dropped as if lost, and the request is sent again.
     fn deliver(&self, st: &mut State, i: u32, off: u32, data: &[u8], limit: u32) -> bool {
         let Ok(wqe) = self.take_wqe(&mut st.comp, i) else {
             self.fail(st, wc_status::LOC_QP_OP_ERR);
@@ -246,14 +248,18 @@ impl Qp {
         };
         let status = match &wqe.payload {
             uapi::Payload::Sges { sge, num } => {
-                if off.saturating_add(data.len() as u32) > limit
-                    || self
-                        .scatter(sge.get(..*num).unwrap_or(&[]), off, data)
-                        .is_none()
-                {
+                let sge = sge.get(..*num).unwrap_or(&[]);
+                if off.saturating_add(data.len() as u32) > limit {
                     wc_status::LOC_PROT_ERR
-                } else {
+                } else if self.scatter(sge, off, data).is_some() {
                     wc_status::SUCCESS
+                } else if self.scatter_odp_miss(sge, off, data.len()) {
+                    // On-demand-paged pages being faulted in: dropped (see above).
+                    st.comp.put(wqe);
+                    self.dev.stats.odp_wait.inc();
+                    return false;
+                } else {
+                    wc_status::LOC_PROT_ERR
                 }
             }
             uapi::Payload::Inline { .. } => wc_status::LOC_QP_OP_ERR,

@@ -9,6 +9,11 @@ use crate::proto::rc::sge;
 use crate::proto::uapi::{self, wc_status, SendWqe};
 use kernel::prelude::*;
 
+/// Not a completion status: [`Qp::gather`] found on-demand-paged pages invalidated (they
+/// are being faulted in). A data packet is then treated as lost on the wire; anything
+/// else fails with `LOC_PROT_ERR`.
+pub(super) const ODP_MISS: u32 = 0x8000_0001;
+
 /// A decoded send WQE, allocated with the QP and reused: at about 700 bytes, moving one
 /// per packet cost more copying than the payload did.
 pub(super) struct WqeCache {
@@ -73,7 +78,8 @@ impl Qp {
         Ok(w)
     }
 
-    /// Copies `out.len()` bytes of the WQE's payload starting at `off`.
+    /// Copies `out.len()` bytes of the WQE's payload starting at `off`. [`ODP_MISS`] if
+    /// on-demand-paged pages there were invalidated since the requester checked them.
     pub(super) fn gather(
         &self,
         wqe: &SendWqe,
@@ -100,11 +106,63 @@ impl Qp {
                     let dst = out
                         .get_mut(p.at..p.at + p.len)
                         .ok_or(wc_status::LOC_LEN_ERR)?;
-                    mr.read(p.addr, dst).ok_or(wc_status::LOC_PROT_ERR)
+                    mr.read(p.addr, dst).ok_or_else(|| {
+                        if mr.odp_miss(p.addr, p.len) {
+                            ODP_MISS
+                        } else {
+                            wc_status::LOC_PROT_ERR
+                        }
+                    })
                 })
                 .map(|_| ())
             }
         }
+    }
+
+    /// Whether bytes `[off, off + len)` of send WQE `wqe`'s local memory can be reached
+    /// without waiting (inline data always can).
+    pub(super) fn wqe_resident(&self, wqe: &SendWqe, off: u32, len: usize) -> bool {
+        match &wqe.payload {
+            uapi::Payload::Inline { .. } => true,
+            uapi::Payload::Sges { sge, num } => {
+                self.sges_resident(sge.get(..*num).unwrap_or(&[]), off, len)
+            }
+        }
+    }
+
+    /// Whether bytes `[off, off + len)` of the scatter/gather list `sge` can be reached
+    /// without waiting (see [`Mr::resident`]); bad keys and ranges are left to the access.
+    pub(super) fn sges_resident(&self, sge: &[uapi::Sge], off: u32, len: usize) -> bool {
+        if !self.dev.has_odp() {
+            return true;
+        }
+        sge::walk(sge, off, len, |p| {
+            match self.dev.lookup_mr(p.lkey, self.pd, 0) {
+                Some(mr) if !mr.resident(p.addr, p.len) => Err(()),
+                _ => Ok(()),
+            }
+        })
+        .is_ok()
+    }
+
+    /// Whether a [`Qp::scatter`] of bytes `[off, off + len)` into `sge` that failed failed
+    /// only because on-demand-paged pages were missing: every piece's key admits local
+    /// writes and its range, and some piece is on demand paged.
+    pub(super) fn scatter_odp_miss(&self, sge: &[uapi::Sge], off: u32, len: usize) -> bool {
+        let mut odp = false;
+        sge::walk(sge, off, len, |p| {
+            let mr = self
+                .dev
+                .lookup_mr(p.lkey, self.pd, access::LOCAL_WRITE)
+                .ok_or(())?;
+            if !mr.covers(p.addr, p.len as u64) {
+                return Err(());
+            }
+            odp |= mr.odp_miss(p.addr, p.len);
+            Ok(())
+        })
+        .is_ok()
+            && odp
     }
 
     /// Copies `data` into the scatter list `sge` at byte offset `off`; `None` unless all

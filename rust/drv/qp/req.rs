@@ -6,6 +6,7 @@
 
 use super::super::tx::{Payload, TxPkt};
 use super::local::Local;
+use super::mem::ODP_MISS;
 use super::sched::mono_ns;
 use super::Qp;
 use super::{selmode, QpState, State};
@@ -46,6 +47,10 @@ const AUTOCORK_PKTS: u32 = 8;
 /// to RTR drops the first ones; three (21 ms) were not always enough for a peer under
 /// QEMU TCG on a busy host.
 const HELLOS: u8 = 5;
+
+/// How long a requester waits before it looks again at local pages of an on-demand-paged
+/// MR being faulted in (a work item's latency, typically).
+const ODP_WAIT_US: u64 = 200;
 
 /// Packets of a verified WRITE's resend one requester run sends.
 const REPAIR_BURST: u32 = 32;
@@ -93,9 +98,18 @@ impl Qp {
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
             let blocked = st.req.blocked(&slot, wqe.opcode, st.max_rd_atomic)
                 || (matches!(kind, Some(Kind::Write { .. })) && !slot.started && self.hold(st));
+            // On-demand paging: the next packet's local pages are being faulted in; the
+            // pacing timer runs the requester again.
+            let from = if slot.started { slot.sent } else { 0 };
+            let n = wqe.length.saturating_sub(from).min(st.mtu) as usize;
+            let waiting = !blocked && !self.wqe_resident(&wqe, from, n);
+            if waiting {
+                self.dev.stats.odp_wait.inc();
+                self.pace_timer.arm_us(ODP_WAIT_US);
+            }
             let sent = match kind {
                 // Paced (congestion control): the pacing timer runs the requester again.
-                Some(k) if !blocked => {
+                Some(k) if !blocked && !waiting => {
                     let mtu = st.mtu;
                     if self.cc_admit(st, now, mtu) {
                         Some(self.send_next(st, i, &wqe, k, slot))
@@ -120,7 +134,12 @@ impl Qp {
                     }
                 }
                 Err(status) => {
-                    self.fail_at(st, status);
+                    let s = if status == ODP_MISS {
+                        wc_status::LOC_PROT_ERR
+                    } else {
+                        status
+                    };
+                    self.fail_at(st, s);
                     break;
                 }
             }
@@ -474,8 +493,17 @@ impl Qp {
         } else {
             Payload::Fill(len, &fill)
         };
-        self.dev.xmit(path, &TxPkt { bth, ext, payload })?;
-        Ok(feed.map(|_| crc.get()))
+        match self.dev.xmit(path, &TxPkt { bth, ext, payload }) {
+            // Pages invalidated since `req_run` checked them: the packet is lost, as on
+            // the wire, and sent again once the peer reports the gap (a verified WRITE's
+            // CRC needs every byte: that fails).
+            Err(ODP_MISS) if feed.is_none() => {
+                self.dev.stats.odp_wait.inc();
+                Ok(None)
+            }
+            Err(ODP_MISS) => Err(wc_status::LOC_PROT_ERR),
+            r => r.map(|()| feed.map(|_| crc.get())),
+        }
     }
 
     /// Sends PSN `psn` again (a SACK named it, or a probe): only that packet, or, for a

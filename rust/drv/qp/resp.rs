@@ -398,12 +398,29 @@ impl Qp {
         let data = pkt.payload;
         let n = placed.unwrap_or(data.len() as u32);
         let (wr_id, off) = (ctx.wqe.wr_id, ctx.offset);
-        if off.saturating_add(n) > ctx.wqe.length
-            || (placed.is_none()
-                && self
-                    .scatter(ctx.wqe.sge.get(..ctx.wqe.num).unwrap_or(&[]), off, data)
-                    .is_none())
+        // On-demand paging: receive buffers being faulted in get an RNR NAK, as in
+        // `remote_mr`. (Only from the QP's own RQ, whose WQE stays posted until it
+        // completes; an SRQ's is taken at the first packet.)
+        if placed.is_none()
+            && self.rq.is_some()
+            && !self.sges_resident(
+                ctx.wqe.sge.get(..ctx.wqe.num).unwrap_or(&[]),
+                off,
+                data.len(),
+            )
         {
+            self.dev.stats.odp_rnr.inc();
+            return Err(Syndrome::Rnr(0));
+        }
+        let sge = ctx.wqe.sge.get(..ctx.wqe.num).unwrap_or(&[]);
+        let fits = off.saturating_add(n) <= ctx.wqe.length;
+        let copied = !fits || placed.is_some() || self.scatter(sge, off, data).is_some();
+        if fits && !copied && self.rq.is_some() && self.scatter_odp_miss(sge, off, data.len()) {
+            // (Invalidated between the check and the copy: as above.)
+            self.dev.stats.odp_rnr.inc();
+            return Err(Syndrome::Rnr(0));
+        }
+        if !fits || !copied {
             let cqe = Cqe {
                 wr_id,
                 status: wc_status::LOC_LEN_ERR,
@@ -476,6 +493,12 @@ impl Qp {
                 u64::from(reth.len),
             )
             .ok_or(acc)?;
+        if !mr.resident(at, reth.len as usize) {
+            // On-demand paging: the pages are being faulted in; the requester sends
+            // again after the RNR timer (a page fault answered as hardware does).
+            self.dev.stats.odp_rnr.inc();
+            return Err(Syndrome::Rnr(0));
+        }
         reth.va = at;
         Ok(Some(mr))
     }
@@ -519,10 +542,21 @@ impl Qp {
             return Err(Syndrome::Nak(NakCode::InvalidRequest).into());
         }
         if n > 0 && placed.is_none() {
-            w.mr.as_ref()
-                .ok_or(acc)?
-                .write(w.va, pkt.payload)
-                .ok_or(acc)?;
+            let mr = w.mr.as_ref().ok_or(acc)?;
+            if !mr.resident(w.va, pkt.payload.len()) {
+                // (Invalidated since the first packet: as in `remote_mr`.)
+                self.dev.stats.odp_rnr.inc();
+                return Err(Syndrome::Rnr(0).into());
+            }
+            if mr.write(w.va, pkt.payload).is_none() {
+                // (Invalidated between the check and the copy: an RNR NAK as above.)
+                return Err(if mr.odp_miss(w.va, pkt.payload.len()) {
+                    self.dev.stats.odp_rnr.inc();
+                    Syndrome::Rnr(0).into()
+                } else {
+                    acc.into()
+                });
+            }
         }
         // (Where this packet started: a WRITE whose last packet must execute again, after
         // a failed check or an RNR NAK, resumes there.)
@@ -648,7 +682,14 @@ impl Qp {
             .ok_or(inv)?;
         {
             let _g = self.dev.atomic.lock();
-            mr.store8(reth.va, value).ok_or(inv)?;
+            if mr.store8(reth.va, value).is_none() {
+                // (Pages invalidated since the check: as for atomics.)
+                if !mr.odp_miss(reth.va, 8) {
+                    return Err(inv);
+                }
+                self.dev.stats.odp_rnr.inc();
+                return Err(Syndrome::Rnr(0));
+            }
         }
         self.dev.stats.atomic_write.inc();
         self.placement_done(st, pkt.bth.psn);
@@ -741,14 +782,27 @@ impl Qp {
             .dev
             .remote(a.rkey, self.pd, self.qpn, access::REMOTE_ATOMIC, a.va, 8)
             .ok_or(acc)?;
+        if !mr.resident(va, 8) {
+            self.dev.stats.odp_rnr.inc();
+            return Err(Syndrome::Rnr(0));
+        }
         let cas = pkt.info.opcode == op::RC_CMP_SWAP;
+        // (Pages invalidated since the check: an RNR NAK, the operation not done.)
+        let miss = |mr: &Mr| {
+            if mr.odp_miss(va, 8) {
+                self.dev.stats.odp_rnr.inc();
+                Syndrome::Rnr(0)
+            } else {
+                acc
+            }
+        };
         let orig = {
             let _g = self.dev.atomic.lock();
             let mut old = [0u8; 8];
-            mr.read(va, &mut old).ok_or(acc)?;
+            mr.read(va, &mut old).ok_or_else(|| miss(&mr))?;
             let old = u64::from_ne_bytes(old);
             let new = rc::atomic_result(cas, old, a.swap_add, a.compare);
-            mr.write(va, &new.to_ne_bytes()).ok_or(acc)?;
+            mr.write(va, &new.to_ne_bytes()).ok_or_else(|| miss(&mr))?;
             old
         };
         let psn = pkt.bth.psn;

@@ -3,6 +3,7 @@
 //! names; a receive gets the 40-byte network header area, then the payload.
 
 use super::super::tx::{Payload, TxPkt};
+use super::mem::ODP_MISS;
 use super::{Qp, State};
 use crate::proto::bth::Bth;
 use crate::proto::exthdr::Deth;
@@ -99,7 +100,14 @@ impl Qp {
         };
         let pkt = TxPkt { bth, ext, payload };
         ah.with_path(|path| self.dev.xmit(path, &pkt))
-            .map_err(|_| wc_status::LOC_QP_OP_ERR)??;
+            .map_err(|_| wc_status::LOC_QP_OP_ERR)?
+            .map_err(|e| {
+                if e == ODP_MISS {
+                    wc_status::LOC_PROT_ERR
+                } else {
+                    e
+                }
+            })?;
         st.req.req_psn = st.req.req_psn.add(1);
         Ok(())
     }
@@ -132,6 +140,16 @@ impl Qp {
         let ok = total <= wqe.length
             && self.scatter(sge, 0, &grh).is_some()
             && self.scatter(sge, GRH_LEN as u32, pkt.payload).is_some();
+        if !ok
+            && total <= wqe.length
+            && self.rq.is_some()
+            && self.scatter_odp_miss(sge, 0, total as usize)
+        {
+            // On-demand-paged pages being faulted in: the datagram is dropped (UD is
+            // unreliable) and the receive stays posted.
+            self.dev.stats.odp_wait.inc();
+            return;
+        }
         let mut cqe = Cqe {
             wr_id: wqe.wr_id,
             status: if ok {

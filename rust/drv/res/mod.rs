@@ -34,6 +34,8 @@ pub(crate) mod access {
     pub(crate) const FLUSH_GLOBAL: i32 = 1 << 8;
     /// FLUSH to persistence may target the MR (and the QP): only persistent memory.
     pub(crate) const FLUSH_PERSISTENT: i32 = 1 << 9;
+    /// On-demand paging: the pages are not pinned (only where the kernel has ODP).
+    pub(crate) const ON_DEMAND: i32 = 1 << 6;
     /// Bits 20..29: optional flags a provider may ignore (relaxed ordering and friends).
     pub(crate) const OPTIONAL: i32 = 0x3ff0_0000;
     pub(crate) const SUPPORTED: i32 = LOCAL_WRITE
@@ -42,6 +44,7 @@ pub(crate) mod access {
         | REMOTE_ATOMIC
         | MW_BIND
         | FLUSH_GLOBAL
+        | ON_DEMAND
         | OPTIONAL;
 }
 

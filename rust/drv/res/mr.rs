@@ -325,6 +325,38 @@ impl Mr {
         self.write(at, &[!x])
     }
 
+    /// Whether `[va, va + n)` can be reached without waiting: `false` only for pages of
+    /// an on-demand-paged MR that are not present (a work item is faulting them in, and
+    /// the access should be tried again later). Bounds are the access's own check.
+    pub(crate) fn resident(&self, va: u64, n: usize) -> bool {
+        match &self.mem {
+            MrMem::User { umem, first_off } => self
+                .offset(va, n)
+                .and_then(|off| off.checked_add(*first_off))
+                .is_none_or(|off| umem.resident(off, n)),
+            _ => true,
+        }
+    }
+
+    /// Whether an access to `[va, va + n)` that failed failed only because on-demand-paged
+    /// pages were being faulted in: the MR is on-demand paged, still registered, the range
+    /// lies in it and none of its pages could not be faulted in. (Not a second look at
+    /// the pages, which the fault may have brought in meanwhile.)
+    pub(crate) fn odp_miss(&self, va: u64, n: usize) -> bool {
+        match &self.mem {
+            MrMem::User { umem, first_off } if umem.is_odp() => self
+                .offset(va, n)
+                .and_then(|off| off.checked_add(*first_off))
+                .is_some_and(|off| !umem.odp_failed(off, n)),
+            _ => false,
+        }
+    }
+
+    /// Whether the MR's memory is on-demand paged.
+    pub(crate) fn is_odp(&self) -> bool {
+        matches!(&self.mem, MrMem::User { umem, .. } if umem.is_odp())
+    }
+
     /// Whether `[va, va + n)` lies in the MR.
     pub(crate) fn covers(&self, va: u64, n: u64) -> bool {
         if let MrMem::Fast(f) = &self.mem {
