@@ -427,6 +427,7 @@ impl IbDriver for Rrxe {
         if mr.is_odp() {
             shared.odp_mr(false);
         }
+        mr.deregistered();
         shared.remove_mr(mr.key);
         Ok(())
     }

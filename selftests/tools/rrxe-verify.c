@@ -48,6 +48,11 @@
  *           receives posted), the connected ones towards a peer QP 0x777 at the IPv4
  *           address given as the argument; prints "park: qpn:psn,..." (each QP's
  *           expected PSN) and waits until stdin closes.
+ *   dereg   RDMA WRITEs of a new pattern each into slot i % k, k in flight, while the server
+ *           deregisters its MR after 200 ms: the client must get IBV_WC_REM_ACCESS_ERR
+ *           (exit status 3 if every WRITE succeeded), and the server's buffer must not
+ *           change after ibv_dereg_mr returned (exit status 1 if a byte did: a WRITE in
+ *           progress went on into memory no longer registered).
  * -O registers the buffer for on-demand paging (IBV_ACCESS_ON_DEMAND: not pinned), and
  * -F MS forks a child that exits at once every MS milliseconds while the run lasts (each
  * fork write-protects the process's pages for copy-on-write, which invalidates every
@@ -401,6 +406,47 @@ static uint64_t run_wonly(struct info *peer)
 	}
 	free(t);
 	return (uint64_t)iters * size;
+}
+
+/* dereg (client): WRITEs until one fails; returns the bytes of those that completed. */
+static uint64_t run_dereg_client(struct info *peer, unsigned *errors)
+{
+	unsigned posted = 0, done = 0;
+	while (done < iters) {
+		while (posted < iters && posted - done < depth) {
+			unsigned s = posted % depth;
+			pattern(buf + s * size, size, posted);
+			post(IBV_WR_RDMA_WRITE, posted, buf + s * size, size, peer->addr + s * size,
+			     peer->rkey, 0, 0, 0);
+			posted++;
+		}
+		struct ibv_wc wc = poll_any();
+		if (wc.status == IBV_WC_REM_ACCESS_ERR) {
+			printf("rrxe-verify: dereg: %u WRITEs completed, then %s\n", done,
+			       ibv_wc_status_str(wc.status));
+			return (uint64_t)done * size;
+		}
+		if (wc.status != IBV_WC_SUCCESS)
+			die("dereg: WRITE %llu: %s", (unsigned long long)wc.wr_id,
+			    ibv_wc_status_str(wc.status));
+		done++;
+	}
+	*errors = 1;
+	printf("rrxe-verify: dereg: all %u WRITEs succeeded\n", done);
+	return (uint64_t)done * size;
+}
+
+/* dereg (server): deregisters the MR under the client's WRITEs, keeps a copy of it. */
+static unsigned char *dereg_server(void)
+{
+	usleep(200000);
+	if (ibv_dereg_mr(mr))
+		die("dereg_mr: %s", strerror(errno));
+	unsigned char *copy = malloc(bufsz);
+	if (!copy)
+		die("no memory");
+	memcpy(copy, buf, bufsz);
+	return copy;
 }
 
 /* ATOMIC WRITEs of value(i) into word i % k, each read back once it completed. */
@@ -1224,7 +1270,16 @@ int main(int argc, char **argv)
 		xfer(&go, 1, 1);
 		if (send)
 			run_send_server();
+		unsigned char *copy = !strcmp(op, "dereg") ? dereg_server() : NULL;
 		xfer(&go, 1, 0);
+		if (copy) {
+			size_t changed = 0;
+			for (size_t i = 0; i < bufsz; i++)
+				changed += copy[i] != ((unsigned char *)buf)[i];
+			if (changed)
+				die("dereg: %zu bytes changed after ibv_dereg_mr returned", changed);
+			printf("rrxe-verify: dereg: buffer unchanged after deregistration\n");
+		}
 		if (fork_ms > 0) {
 			forking = 0;
 			pthread_join(forker, NULL);
@@ -1250,6 +1305,8 @@ int main(int argc, char **argv)
 		bytes = run_send_client();
 	else if (!strcmp(op, "atomic"))
 		bytes = run_atomic(&peer);
+	else if (!strcmp(op, "dereg"))
+		bytes = run_dereg_client(&peer, &errors);
 	else
 		die("unknown op %s", op);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

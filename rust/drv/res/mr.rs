@@ -8,7 +8,7 @@ use crate::kabi::lock::{new_spinlock_irq, SpinLockIrq};
 use crate::kabi::mem::{KernelVa, Umem};
 use crate::proto::mr::{FastMr, KeyError, PageMap, Reg};
 use crate::proto::verify::Alg;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -23,6 +23,9 @@ pub(crate) struct Mr {
     pub(crate) len: u64,
     /// Memory windows bound to it (it cannot be deregistered or invalidated meanwhile).
     windows: AtomicU32,
+    /// Deregistered: no access reaches its memory any more, although a QP may still
+    /// hold it (a peer's WRITE in progress).
+    gone: AtomicBool,
     mem: MrMem,
 }
 
@@ -70,6 +73,7 @@ impl Mr {
                 iova,
                 len,
                 windows: AtomicU32::new(0),
+                gone: AtomicBool::new(false),
                 mem: MrMem::User { umem, first_off },
             },
             GFP_KERNEL,
@@ -89,6 +93,7 @@ impl Mr {
                 iova: 0,
                 len: u64::MAX,
                 windows: AtomicU32::new(0),
+                gone: AtomicBool::new(false),
                 mem: MrMem::Kernel,
             },
             GFP_KERNEL,
@@ -113,10 +118,20 @@ impl Mr {
                 iova: 0,
                 len: 0,
                 windows: AtomicU32::new(0),
+                gone: AtomicBool::new(false),
                 mem: MrMem::Fast(fast),
             },
             GFP_KERNEL,
         )?)
+    }
+
+    /// The MR was deregistered: later accesses through references still held fail.
+    pub(crate) fn deregistered(&self) {
+        self.gone.store(true, Ordering::Release);
+    }
+
+    fn gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
     }
 
     /// Whether `key` reaches this MR from PD `pd` with every access bit of `need`.
@@ -234,6 +249,9 @@ impl Mr {
 
     /// Copies `buf` into the MR at `va`.
     pub(crate) fn write(&self, va: u64, buf: &[u8]) -> Option<()> {
+        if self.gone() {
+            return None;
+        }
         match &self.mem {
             MrMem::User { umem, first_off } => {
                 let off = self.offset(va, buf.len())?;
@@ -251,6 +269,9 @@ impl Mr {
 
     /// Copies from the MR at `va` into `buf`.
     pub(crate) fn read(&self, va: u64, buf: &mut [u8]) -> Option<()> {
+        if self.gone() {
+            return None;
+        }
         match &self.mem {
             MrMem::User { umem, first_off } => {
                 let off = self.offset(va, buf.len())?;
@@ -271,6 +292,9 @@ impl Mr {
     pub(crate) fn crc(&self, alg: Alg, va: u64, n: u32) -> Option<u32> {
         use crate::proto::verify::{crc_finish, CRC_INIT};
         let n = n as usize;
+        if self.gone() {
+            return None;
+        }
         let raw = match &self.mem {
             MrMem::User { umem, first_off } => {
                 let off = self.offset(va, n)?;
@@ -296,6 +320,9 @@ impl Mr {
     /// reader sees half of it). `None` if out of range or not 8-byte aligned.
     pub(crate) fn store8(&self, va: u64, v: [u8; 8]) -> Option<()> {
         let v = u64::from_ne_bytes(v);
+        if self.gone() {
+            return None;
+        }
         match &self.mem {
             MrMem::User { umem, first_off } => {
                 let off = self.offset(va, 8)?;
@@ -343,6 +370,9 @@ impl Mr {
     /// lies in it and none of its pages could not be faulted in. (Not a second look at
     /// the pages, which the fault may have brought in meanwhile.)
     pub(crate) fn odp_miss(&self, va: u64, n: usize) -> bool {
+        if self.gone() {
+            return false;
+        }
         match &self.mem {
             MrMem::User { umem, first_off } if umem.is_odp() => self
                 .offset(va, n)
