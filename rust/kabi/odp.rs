@@ -55,9 +55,15 @@ pub(crate) struct OdpPages {
 /// aligned, so neither this nor 0, "not present yet", is one.)
 const FAILED: usize = 1;
 
+/// Pages faulted in at a time once a range failed as a whole (2 MiB of 4 KiB pages).
+const CHUNK: usize = 512;
+
+/// Chunks tried page by page after they failed, per fault (about 8,000 pages at most).
+const SPLIT_CHUNKS: usize = 16;
+
 struct Table {
     /// Kernel address of each page; 0 while it is to be faulted in; [`FAILED`].
-    addr: KVec<usize>,
+    addr: KVVec<usize>,
     /// Pages invalidated while the range stays mapped, to fault back in: `[lo, hi)`.
     want: Option<(usize, usize)>,
 }
@@ -109,20 +115,32 @@ impl OdpPages {
         false
     }
 
-    /// Faults pages `[lo, hi)` in and records them (process context, may sleep); if the
-    /// range cannot be faulted in as a whole, page by page, marking the pages that cannot
-    /// be [`FAILED`].
+    /// Faults pages `[lo, hi)` in and records them (process context, may sleep). A range
+    /// that cannot be faulted in as a whole is tried in chunks of [`CHUNK`] pages, and the
+    /// first [`SPLIT_CHUNKS`] chunks that fail page by page; the pages that cannot be are
+    /// marked [`FAILED`] (and the rest of a chunk not tried page by page too). The bounds
+    /// keep a registration over a large unmapped range from trying every page.
     fn fault(&self, lo: usize, hi: usize) {
         if self.fault_range(lo, hi).is_ok() {
             return;
         }
-        for i in lo..hi {
-            if self.fault_range(i, i + 1).is_err() {
-                let mut t = self.table.lock();
-                if let Some(e) = t.addr.get_mut(i).filter(|e| **e == 0) {
-                    *e = FAILED;
+        let mut split = 0;
+        let mut c = lo;
+        while c < hi {
+            let end = c.saturating_add(CHUNK).min(hi);
+            if self.fault_range(c, end).is_err() {
+                let single = split < SPLIT_CHUNKS;
+                split += 1;
+                for i in c..end {
+                    if !single || self.fault_range(i, i + 1).is_err() {
+                        let mut t = self.table.lock();
+                        if let Some(e) = t.addr.get_mut(i).filter(|e| **e == 0) {
+                            *e = FAILED;
+                        }
+                    }
                 }
             }
+            c = end;
         }
     }
 
@@ -228,7 +246,7 @@ pub(crate) fn get(
         .ok_or(EINVAL)?
         & !(page - 1);
     let n = usize::try_from((end - base) / page).map_err(|_| EINVAL)?;
-    let mut addr = KVec::with_capacity(n, GFP_KERNEL)?;
+    let mut addr = KVVec::with_capacity(n, GFP_KERNEL)?;
     for _ in 0..n {
         addr.push(0usize, GFP_KERNEL)?;
     }

@@ -53,6 +53,9 @@
  *           (exit status 3 if every WRITE succeeded), and the server's buffer must not
  *           change after ibv_dereg_mr returned (exit status 1 if a byte did: a WRITE in
  *           progress went on into memory no longer registered).
+ *   hole    (with -O, size a multiple of 4096) the server unmaps the first page of its
+ *           slot 1 after registering the buffer: a WRITE into slot 0 must succeed, one
+ *           into slot 1 must fail with IBV_WC_REM_ACCESS_ERR (not wait for ever).
  * -O registers the buffer for on-demand paging (IBV_ACCESS_ON_DEMAND: not pinned), and
  * -F MS forks a child that exits at once every MS milliseconds while the run lasts (each
  * fork write-protects the process's pages for copy-on-write, which invalidates every
@@ -406,6 +409,27 @@ static uint64_t run_wonly(struct info *peer)
 	}
 	free(t);
 	return (uint64_t)iters * size;
+}
+
+/* hole (client): a WRITE into slot 0 succeeds, one into slot 1 (unmapped) fails. */
+static uint64_t run_hole(struct info *peer, unsigned *errors)
+{
+	pattern(buf, size, 1);
+	post(IBV_WR_RDMA_WRITE, 0, buf, size, peer->addr, peer->rkey, 0, 0, 0);
+	struct ibv_wc wc = poll_any();
+	if (wc.status != IBV_WC_SUCCESS) {
+		printf("rrxe-verify: hole: WRITE into the mapped slot: %s\n",
+		       ibv_wc_status_str(wc.status));
+		*errors = 1;
+		return 0;
+	}
+	post(IBV_WR_RDMA_WRITE, 1, buf, size, peer->addr + size, peer->rkey, 0, 0, 0);
+	wc = poll_any();
+	printf("rrxe-verify: hole: WRITE into the unmapped page: %s\n",
+	       ibv_wc_status_str(wc.status));
+	if (wc.status != IBV_WC_REM_ACCESS_ERR)
+		*errors = 1;
+	return size;
 }
 
 /* dereg (client): WRITEs until one fails; returns the bytes of those that completed. */
@@ -1218,7 +1242,15 @@ int main(int argc, char **argv)
 	if (!l || !*l || !(ctx = ibv_open_device(*l)))
 		die("no device %s", dev ? dev : "");
 	bufsz = 2 * depth * size + 64;
-	buf = aligned_alloc(4096, (bufsz + 4095) & ~4095ul);
+	if (odp) {
+		/* (mmap'ed, so that `hole` can unmap a page of it) */
+		buf = mmap(NULL, (bufsz + 4095) & ~4095ul, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (buf == MAP_FAILED)
+			die("mmap: %s", strerror(errno));
+	} else {
+		buf = aligned_alloc(4096, (bufsz + 4095) & ~4095ul);
+	}
 	memset(buf, 0, bufsz);
 	if (!(pd = ibv_alloc_pd(ctx)) || !(cq = ibv_create_cq(ctx, 4 * depth + 4, NULL, NULL, 0)))
 		die("pd/cq: %s", strerror(errno));
@@ -1267,6 +1299,8 @@ int main(int argc, char **argv)
 		int send = !strcmp(op, "send");
 		for (unsigned s = 0; send && s < depth && s < iters; s++)
 			post_recv(s, buf + s * size, size);
+		if (!strcmp(op, "hole") && munmap(buf + size, 4096))
+			die("munmap: %s", strerror(errno));
 		xfer(&go, 1, 1);
 		if (send)
 			run_send_server();
@@ -1307,6 +1341,8 @@ int main(int argc, char **argv)
 		bytes = run_atomic(&peer);
 	else if (!strcmp(op, "dereg"))
 		bytes = run_dereg_client(&peer, &errors);
+	else if (!strcmp(op, "hole"))
+		bytes = run_hole(&peer, &errors);
 	else
 		die("unknown op %s", op);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
