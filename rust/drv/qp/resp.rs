@@ -398,21 +398,14 @@ impl Qp {
         let data = pkt.payload;
         let n = placed.unwrap_or(data.len() as u32);
         let (wr_id, off) = (ctx.wqe.wr_id, ctx.offset);
+        let sge = ctx.wqe.sge.get(..ctx.wqe.num).unwrap_or(&[]);
         // On-demand paging: receive buffers being faulted in get an RNR NAK, as in
         // `remote_mr`. (Only from the QP's own RQ, whose WQE stays posted until it
         // completes; an SRQ's is taken at the first packet.)
-        if placed.is_none()
-            && self.rq.is_some()
-            && !self.sges_resident(
-                ctx.wqe.sge.get(..ctx.wqe.num).unwrap_or(&[]),
-                off,
-                data.len(),
-            )
-        {
+        if placed.is_none() && self.rq.is_some() && !self.sges_resident(sge, off, data.len()) {
             self.dev.stats.odp_rnr.inc();
             return Err(Syndrome::Rnr(0));
         }
-        let sge = ctx.wqe.sge.get(..ctx.wqe.num).unwrap_or(&[]);
         let fits = off.saturating_add(n) <= ctx.wqe.length;
         let copied = !fits || placed.is_some() || self.scatter(sge, off, data).is_some();
         if fits && !copied && self.rq.is_some() && self.scatter_odp_miss(sge, off, data.len()) {
