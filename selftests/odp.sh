@@ -22,20 +22,22 @@ nonzero() {
 			awk 'n++ >= 2 { if (k == "") k = $0; else { if ($0 != 0) printf "%s=%s ", k, $0; k = "" } }')"
 	done
 }
+# both <counter>: the sum over the two devices (each counts its own MRs' pages).
+both() { echo $(( $(counter rrxe0 "$1") + $(counter rrxe1 "$1") )); }
 odp_caps() { in0 ibv_devinfo -d rrxe0 -v | grep -A1 general_odp_caps | grep -qw ODP_SUPPORT; }
 ktap_check "device advertises on-demand paging" odp_caps
-f0=$(counter rrxe0 odp_faulted) i0=$(counter rrxe0 odp_invalidated)
+f0=$(both odp_faulted) i0=$(both odp_invalidated)
 ktap_check "WRITE+READ 64 KiB x200 through ODP MRs" verify -O -o write -s 65536 -n 200 -k 4
-f1=$(counter rrxe0 odp_faulted)
+f1=$(both odp_faulted)
 echo "# pages faulted in: $((f1 - f0))"
 ktap_check "registration faults the pages in" test "$f1" -gt "$f0"
 ktap_check "WRITE+READ 16 KiB x1000, both sides forking every 5 ms" \
 	verify -O -F 5 -o write -s 16384 -n 1000 -k 8
 nonzero
-f2=$(counter rrxe0 odp_faulted) i2=$(counter rrxe0 odp_invalidated)
+f2=$(both odp_faulted) i2=$(both odp_invalidated)
 echo "# pages invalidated: $((i2 - i0)), faulted in: $((f2 - f1))," \
-	"RNR NAKs for pages being faulted in: $(( $(counter rrxe0 odp_rnr) + $(counter rrxe1 odp_rnr) ))," \
-	"waits: $(( $(counter rrxe0 odp_wait) + $(counter rrxe1 odp_wait) ))"
+	"RNR NAKs for pages being faulted in: $(both odp_rnr)," \
+	"waits: $(both odp_wait)"
 ktap_check "forks invalidated pages, which were faulted back in" \
 	test $((i2 - i0)) -gt 0 -a $((f2 - f1)) -gt 0
 ktap_check "SEND 4 KiB x1000 through ODP MRs, forking every 5 ms" \

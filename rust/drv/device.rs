@@ -11,6 +11,7 @@ use super::stats::Stats;
 use super::tx::Path;
 use crate::kabi::ib::{DevParams, IbDev, IbDriver, ResAttrs, MAX_COUNTERS};
 use crate::kabi::lock::{new_spinlock_irq, SpinLockIrq};
+use crate::kabi::mem::UmemCounts;
 use crate::kabi::netdev::{NetDevice, NetdevEvent, NetdevEvents};
 use crate::kabi::num_possible_cpus;
 use crate::kabi::odp;
@@ -404,12 +405,9 @@ impl IbDriver for Rrxe {
         if acc & !access::SUPPORTED != 0 {
             return Err(EOPNOTSUPP);
         }
-        let umem = if acc & access::ON_DEMAND != 0 {
-            // (ib_core refuses ON_DEMAND unless query_device advertised it.)
-            dev.umem_get_odp(start, len, acc)?
-        } else {
-            dev.umem_get(start, len, acc)?
-        };
+        // (Pinned, or on-demand paged for ON_DEMAND: ib_core refuses that bit unless
+        // query_device advertised it.)
+        let umem = dev.umem_get(start, len, acc, &dev.data().shared.umem)?;
         let pdid = pd.id;
         let shared = &dev.data().shared;
         let r = shared.insert_mr(|key| Mr::new(key, pdid, acc, start, len, iova, umem))?;
@@ -638,12 +636,11 @@ impl IbDriver for Rrxe {
 
     fn counters(dev: &IbDev<Self>, out: &mut [u64]) {
         let s = &dev.data().shared.stats;
-        // (Kept by the binding layer for the whole module, not per device.)
-        let (faulted, invalidated) = odp::counts();
-        s.odp_faulted.raise(faulted);
-        s.odp_invalidated.raise(invalidated);
-        s.mr_release_later
-            .raise(crate::kabi::mem::deferred_releases());
+        // (Kept by the binding layer.)
+        let u = &dev.data().shared.umem;
+        s.odp_faulted.raise(UmemCounts::get(&u.faulted));
+        s.odp_invalidated.raise(UmemCounts::get(&u.invalidated));
+        s.mr_release_later.raise(UmemCounts::get(&u.released_later));
         s.values(out);
     }
 

@@ -10,6 +10,7 @@ use super::stats::Stats;
 use super::tx::{self, Path, Payload, TxPkt};
 use super::verify::{VerifyKnobs, VerifyParams};
 use crate::kabi::lock::{new_spinlock_bh, new_spinlock_irq, SpinLockBh, SpinLockIrq};
+use crate::kabi::mem::UmemCounts;
 use crate::kabi::netdev::NetNs;
 use crate::kabi::timer::Deadline;
 use crate::proto::bth::Bth;
@@ -165,6 +166,8 @@ pub(crate) struct DevShared {
     /// On-demand-paged MRs registered: while there are none, the engine skips the
     /// residency checks (see [`Mr::resident`]).
     odp_mrs: AtomicU32,
+    /// What the binding layer counts of this device's user memory.
+    pub(crate) umem: Arc<UmemCounts>,
 }
 
 /// A vector of `n` copies of `v`.
@@ -186,6 +189,7 @@ impl DevShared {
         let mws = KeyTable::new(MW_TABLE, mw::FIRST_INDEX, false)?;
         let ah_table = filled(AH_TABLE, None)?;
         let closed = filled(CLOSED_MAX, None)?;
+        let umem = Arc::new(UmemCounts::default(), GFP_KERNEL)?;
         Arc::pin_init(
             try_pin_init!(DevShared {
                 net,
@@ -210,6 +214,7 @@ impl DevShared {
                 port <- new_spinlock_bh!(Port::new()),
                 dests <- new_spinlock_bh!(dests),
                 odp_mrs: AtomicU32::new(0),
+                umem,
             }),
             GFP_KERNEL,
         )

@@ -335,24 +335,16 @@ impl<T: IbDriver> IbDev<T> {
         (owner == this_module()).then_some(r)
     }
 
-    /// Pins user memory for an MR on this device (may sleep).
+    /// Registers user memory for an MR on this device (may sleep): pinned, or on-demand
+    /// paged when `access` carries `IB_ACCESS_ON_DEMAND`; counted in `counts`.
     pub(crate) fn umem_get(
         &self,
         start: u64,
         len: u64,
         access: i32,
+        counts: &Arc<crate::kabi::mem::UmemCounts>,
     ) -> Result<crate::kabi::mem::Umem> {
-        crate::kabi::mem::Umem::get(self.raw(), start, len, access)
-    }
-
-    /// Registers user memory for an on-demand-paging MR on this device (may sleep).
-    pub(crate) fn umem_get_odp(
-        &self,
-        start: u64,
-        len: u64,
-        access: i32,
-    ) -> Result<crate::kabi::mem::Umem> {
-        crate::kabi::mem::Umem::get_odp(self.raw(), start, len, access)
+        crate::kabi::mem::Umem::get(self.raw(), start, len, access, counts)
     }
 
     /// Unregisters every device of this driver and waits for them to go (module exit).

@@ -11,7 +11,32 @@ use crate::sys as b;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 use kernel::types::Opaque;
+
+/// What a device's user memory did, counted by the binding layer (the device reads
+/// them into its counters).
+#[derive(Default)]
+pub(crate) struct UmemCounts {
+    /// On-demand pages faulted in.
+    pub(crate) faulted: AtomicU64,
+    /// On-demand pages the kernel invalidated.
+    pub(crate) invalidated: AtomicU64,
+    /// Releases handed to the release work item (the last reference dropped where
+    /// sleeping is not allowed).
+    pub(crate) released_later: AtomicU64,
+}
+
+impl UmemCounts {
+    /// A value of one of the counts.
+    pub(crate) fn get(c: &AtomicU64) -> u64 {
+        c.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+}
 
 /// The user pages of a memory region: pinned, or kept present by on-demand paging.
 pub(crate) struct Umem {
@@ -20,6 +45,8 @@ pub(crate) struct Umem {
     /// Where the release goes if the last reference drops where sleeping is not
     /// allowed (allocated with the umem, so that dropping never allocates).
     later: Option<KBox<Later>>,
+    /// The device's counts.
+    counts: Arc<UmemCounts>,
 }
 
 /// A umem released by the release work item: the last reference on an MR can drop in
@@ -36,19 +63,11 @@ struct Later {
 /// Pending releases (a lock-free stack: pushed from any context, taken whole by the work).
 static LATER: AtomicPtr<Later> = AtomicPtr::new(core::ptr::null_mut());
 
-/// Umem releases handed to the work item since the module was loaded.
-static LATER_TOTAL: AtomicU64 = AtomicU64::new(0);
-
 /// The work item that releases them (initialised at module load).
 struct ReleaseWork(Opaque<b::work_struct>);
 // SAFETY: the work item is only handed to the workqueue core, which serialises it.
 unsafe impl Sync for ReleaseWork {}
 static RELEASE_WORK: ReleaseWork = ReleaseWork(Opaque::zeroed());
-
-/// How many umem releases were handed to the work item since the module was loaded.
-pub(crate) fn deferred_releases() -> u64 {
-    LATER_TOTAL.load(Ordering::Relaxed)
-}
 
 /// Releases `umem` (and then the on-demand pages that are its notifier's owner).
 fn release(umem: *mut b::ib_umem, odp: Option<Pin<KBox<odp::OdpPages>>>) {
@@ -105,8 +124,26 @@ unsafe impl Send for Umem {}
 unsafe impl Sync for Umem {}
 
 impl Umem {
-    /// Pins `[start, start + len)` of the calling process (may sleep).
-    pub(crate) fn get(ib: *mut b::ib_device, start: u64, len: u64, access: i32) -> Result<Umem> {
+    /// Registers `[start, start + len)` of the calling process for an MR (may sleep):
+    /// pinned, or for on-demand paging (faulted in now) when `access` carries
+    /// `IB_ACCESS_ON_DEMAND`. What it does is counted in `counts`.
+    pub(crate) fn get(
+        ib: *mut b::ib_device,
+        start: u64,
+        len: u64,
+        access: i32,
+        counts: &Arc<UmemCounts>,
+    ) -> Result<Umem> {
+        if access & b::ib_access_flags_IB_ACCESS_ON_DEMAND as i32 != 0 {
+            let later = Later::new()?;
+            let (umem, pages) = odp::get(ib, start, len, access, counts.clone())?;
+            return Ok(Umem {
+                umem,
+                pages: Pages::Odp(pages),
+                later: Some(later),
+                counts: counts.clone(),
+            });
+        }
         // SAFETY: `ib` is our live device; the call pins user memory of the current task.
         let u = unsafe { b::rrxe_umem_get(ib, start, len, access) };
         kernel::error::from_err_ptr(u)?;
@@ -116,6 +153,7 @@ impl Umem {
             umem,
             pages: Pages::Pinned(KVec::new()),
             later: None,
+            counts: counts.clone(),
         };
         this.later = Some(Later::new()?);
         // SAFETY: `umem` is valid until released.
@@ -135,23 +173,6 @@ impl Umem {
         }
         this.pages = Pages::Pinned(pages);
         Ok(this)
-    }
-
-    /// Registers `[start, start + len)` of the calling process for on-demand paging
-    /// (`access` carries `IB_ACCESS_ON_DEMAND`) and faults it in (may sleep).
-    pub(crate) fn get_odp(
-        ib: *mut b::ib_device,
-        start: u64,
-        len: u64,
-        access: i32,
-    ) -> Result<Umem> {
-        let later = Later::new()?;
-        let (umem, pages) = odp::get(ib, start, len, access)?;
-        Ok(Umem {
-            umem,
-            pages: Pages::Odp(pages),
-            later: Some(later),
-        })
     }
 
     /// The on-demand pages and the page range `[lo, hi)` that bytes `[off, off + len)`
@@ -287,7 +308,7 @@ impl Drop for Umem {
             Some(mut l) if !may_sleep => {
                 l.umem = self.umem.as_ptr();
                 l.odp = odp;
-                LATER_TOTAL.fetch_add(1, Ordering::Relaxed);
+                UmemCounts::add(&self.counts.released_later, 1);
                 let raw = KBox::into_raw(l);
                 let mut head = LATER.load(Ordering::Acquire);
                 loop {

@@ -12,28 +12,18 @@
 //! access instead of faulting it in there.
 
 use super::lock::{new_spinlock_irq, SpinLockIrq};
+use super::mem::UmemCounts;
 use super::work::{Work, WorkHandler};
 use crate::sys as b;
 use core::ffi::c_void;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// Access bits that make a umem writable (`ib_access_writable`): local and remote write,
 /// remote atomic, memory-window bind.
 const WRITABLE: i32 = 1 | 2 | 8 | 16;
-
-/// Pages faulted in and pages invalidated, over every on-demand-paging umem of the module.
-static FAULTED: AtomicU64 = AtomicU64::new(0);
-static INVALIDATED: AtomicU64 = AtomicU64::new(0);
-
-/// Pages faulted in and pages invalidated since the module was loaded.
-pub(crate) fn counts() -> (u64, u64) {
-    (
-        FAULTED.load(Ordering::Relaxed),
-        INVALIDATED.load(Ordering::Relaxed),
-    )
-}
 
 /// Pages of an on-demand-paging umem and what keeps them present.
 #[pin_data]
@@ -48,6 +38,8 @@ pub(crate) struct OdpPages {
     base: u64,
     /// Faults ask for write access.
     write: bool,
+    /// The device's counts (pages faulted in, pages invalidated).
+    counts: Arc<UmemCounts>,
 }
 
 /// A page table entry: the page could not be faulted in (unmapped memory, a write to
@@ -169,7 +161,7 @@ impl OdpPages {
                 }
             }
         }
-        FAULTED.fetch_add((hi - lo) as u64, Ordering::Relaxed);
+        UmemCounts::add(&self.counts.faulted, (hi - lo) as u64);
         // SAFETY: held since `rrxe_odp_fault_lock` succeeded.
         unsafe { b::rrxe_odp_unlock(u) };
         Ok(())
@@ -191,7 +183,7 @@ impl OdpPages {
         for e in t.addr.get_mut(lo..hi).into_iter().flatten() {
             *e = v;
         }
-        INVALIDATED.fetch_add((hi - lo) as u64, Ordering::Relaxed);
+        UmemCounts::add(&self.counts.invalidated, (hi - lo) as u64);
         if refault {
             t.want = Some(match t.want {
                 None => (lo, hi),
@@ -237,6 +229,7 @@ pub(crate) fn get(
     start: u64,
     len: u64,
     access: i32,
+    counts: Arc<UmemCounts>,
 ) -> Result<(NonNull<b::ib_umem>, Pin<KBox<OdpPages>>)> {
     let page = kernel::page::PAGE_SIZE as u64;
     let base = start & !(page - 1);
@@ -258,6 +251,7 @@ pub(crate) fn get(
             umem: AtomicPtr::new(core::ptr::null_mut()),
             base,
             write: access & WRITABLE != 0,
+            counts,
         }),
         GFP_KERNEL,
     )?;
