@@ -6,12 +6,14 @@
 # process forks every few milliseconds (every fork write-protects the process's pages
 # for copy-on-write: an invalidation of every on-demand page, and the next write to a
 # page copies it). The data must arrive intact, and the counters must show pages
-# invalidated and faulted back in. A WRITE into a page the server unmapped must fail
-# with a remote access error instead of waiting for a fault that cannot happen.
+# invalidated and faulted back in; also for SENDs into a shared receive queue, whose
+# WQEs are taken from the queue at a message's first packet. A WRITE into a page the
+# server unmapped must fail with a remote access error instead of waiting for a fault
+# that cannot happen.
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 rrxe_require verify
-ktap_set_plan 7
+ktap_set_plan 8
 hosts_up
 devs_up
 # nonzero: the counters of both devices that are not zero (diagnostics).
@@ -42,6 +44,8 @@ ktap_check "forks invalidated pages, which were faulted back in" \
 	test $((i2 - i0)) -gt 0 -a $((f2 - f1)) -gt 0
 ktap_check "SEND 4 KiB x1000 through ODP MRs, forking every 5 ms" \
 	verify -O -F 5 -o send -s 4096 -n 1000 -k 16
+ktap_check "SEND 16 KiB x500 into an SRQ through ODP MRs, forking every 5 ms" \
+	verify -O -F 5 -Q -o send -s 16384 -n 500 -k 16
 ktap_check "a WRITE into an unmapped page of an ODP MR gets a remote access error" \
 	verify -O -o hole -s 4096 -n 1 -k 2
 devs_down

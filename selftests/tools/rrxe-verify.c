@@ -61,6 +61,7 @@
  * fork write-protects the process's pages for copy-on-write, which invalidates every
  * on-demand-paged page, and the next write to one copies it): the bytes must still
  * arrive intact. The last line then gives the number of forks.
+ * -Q (server) receives on a shared receive queue instead of the QP's own.
  * With -k 1 the last line also gives the latency of one iteration (post to last
  * completion), median and 99th percentile, in microseconds.
  *   srq-limit  (one process, no peer) two RC QPs on the same device, the receiver on an SRQ
@@ -251,11 +252,14 @@ static void post(enum ibv_wr_opcode op, uint64_t id, void *laddr, uint32_t len, 
 		die("post_send: %s", strerror(errno));
 }
 
+/* With -Q the server's QP receives from this SRQ. */
+static struct ibv_srq *recv_srq;
+
 static void post_recv(uint64_t id, void *addr, uint32_t len)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
-	if (ibv_post_recv(qp, &wr, &bad))
+	if (recv_srq ? ibv_post_srq_recv(recv_srq, &wr, &bad) : ibv_post_recv(qp, &wr, &bad))
 		die("post_recv: %s", strerror(errno));
 }
 
@@ -1188,7 +1192,7 @@ static int run_park(const char *peer_ip)
 	return 0;
 }
 
-static int odp, fork_ms;
+static int odp, fork_ms, use_srq;
 static volatile int forking = 1;
 static unsigned forks;
 
@@ -1213,7 +1217,7 @@ int main(int argc, char **argv)
 {
 	const char *dev = NULL, *op = "write";
 	int c;
-	while ((c = getopt(argc, argv, "d:g:m:o:s:n:k:p:OF:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:m:o:s:n:k:p:OF:Q")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -1225,6 +1229,7 @@ int main(int argc, char **argv)
 		case 'p': tcp_port = atoi(optarg); break;
 		case 'O': odp = 1; break;
 		case 'F': fork_ms = atoi(optarg); break;
+		case 'Q': use_srq = 1; break;
 		default: die("usage: see the comment at the top of rrxe-verify.c");
 		}
 	}
@@ -1261,6 +1266,12 @@ int main(int argc, char **argv)
 	struct ibv_qp_init_attr_ex qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 2 * depth + 2, .max_recv_wr = depth + 1, .max_send_sge = 1,
 			 .max_recv_sge = 1 }, .pd = pd, .comp_mask = IBV_QP_INIT_ATTR_PD };
+	if (use_srq && !host) {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = depth + 1, .max_sge = 1 } };
+		if (!(recv_srq = ibv_create_srq(pd, &sa)))
+			die("create_srq: %s", strerror(errno));
+		qa.srq = recv_srq;
+	}
 	if (!strcmp(op, "atomic-write") && host) {
 		qa.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		qa.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_RDMA_READ;

@@ -87,6 +87,9 @@ pub(crate) mod selmode {
 struct RecvCtx {
     /// A SEND is in progress and `wqe` is its receive WQE.
     active: bool,
+    /// `wqe`, taken from the SRQ, waits for the SEND's first packet to come again (it got
+    /// an RNR NAK for on-demand-paged pages being faulted in).
+    held: bool,
     wqe: KBox<RecvWqe>,
     offset: u32,
     /// XETH WQE sequence number of the SEND (selective peers).
@@ -433,6 +436,7 @@ impl Qp {
                     rq_cons: 0,
                     recv: RecvCtx {
                         active: false,
+                        held: false,
                         wqe: KBox::new(RecvWqe::EMPTY, GFP_KERNEL)?,
                         offset: 0,
                         seq: None,
@@ -867,8 +871,20 @@ impl Qp {
             self.complete_send(st, wc_status::WR_FLUSH_ERR);
         }
         st.req.next = st.req.cons;
-        // Receive WQEs of an SRQ belong to the SRQ, not to this QP.
+        // Receive WQEs of an SRQ belong to the SRQ, not to this QP, except the one a SEND
+        // in progress took: it completes with the flush.
         let Some(rq) = &self.rq else {
+            if st.recv.active {
+                let cqe = Cqe {
+                    wr_id: st.recv.wqe.wr_id,
+                    status: wc_status::WR_FLUSH_ERR,
+                    qp_num: self.qpn,
+                    ..Cqe::default()
+                };
+                if self.rcq.post(&cqe, false).is_err() {
+                    self.dev.stats.cq_overflow.inc();
+                }
+            }
             st.recv.active = false;
             st.write = None;
             return;

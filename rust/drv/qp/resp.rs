@@ -20,7 +20,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::resp::{Check, Dup};
 use crate::proto::rc::{self, DEFAULT_PKEY};
 use crate::proto::sel::{self, Sack};
-use crate::proto::uapi::{self, wc_flags, wc_opcode, wc_status, Cqe};
+use crate::proto::uapi::{self, wc_flags, wc_opcode, wc_status, Cqe, RecvWqe};
 use crate::proto::verify::{self, Outcome, Vcrc, Vres, CAP_VERIFY, XF_VFAIL};
 use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
@@ -350,11 +350,36 @@ impl Qp {
     /// Decodes the next receive WQE into `st.recv.wqe`. From the RQ it stays posted
     /// until [`Qp::complete_recv`]; from an SRQ it is taken at once (other QPs share the
     /// queue).
-    pub(super) fn take_recv_wqe(&self, st: &mut State) -> core::result::Result<(), Syndrome> {
+    /// Takes the next receive WQE into `st.recv.wqe`; the first `need` bytes of its
+    /// buffer are about to be written. A QP's own RQ keeps the WQE posted until it
+    /// completes (its readers check the buffer's pages themselves). An SRQ's WQE is
+    /// taken for good, so one whose first `need` bytes are on-demand-paged pages being
+    /// faulted in stays on the SRQ: RNR NAK (or, for a datagram, a drop).
+    pub(super) fn take_recv_wqe(
+        &self,
+        st: &mut State,
+        need: usize,
+    ) -> core::result::Result<(), Syndrome> {
         let bad = Syndrome::Nak(NakCode::RemoteOpErr);
         let Some(rq) = &self.rq else {
-            return match self.srq.as_ref().and_then(|q| q.take(&mut st.recv.wqe)) {
-                Some(r) => r.map_err(|()| bad),
+            let ready = |w: &RecvWqe| {
+                need == 0 || self.sges_resident(w.sge.get(..w.num).unwrap_or(&[]), 0, need)
+            };
+            return match self
+                .srq
+                .as_ref()
+                .and_then(|q| q.take(&mut st.recv.wqe, ready))
+            {
+                Some(Ok(true)) => Ok(()),
+                Some(Ok(false)) => {
+                    if self.ud() {
+                        self.dev.stats.odp_wait.inc();
+                    } else {
+                        self.dev.stats.odp_rnr.inc();
+                    }
+                    Err(Syndrome::Rnr(0))
+                }
+                Some(Err(())) => Err(bad),
                 None => Err(Syndrome::Rnr(0)),
             };
         };
@@ -379,14 +404,27 @@ impl Qp {
         }
     }
 
+    /// A SEND's packet found on-demand-paged receive pages being faulted in: RNR NAK.
+    fn recv_odp_miss(&self, st: &mut State, first: bool) -> core::result::Result<(), Syndrome> {
+        self.dev.stats.odp_rnr.inc();
+        st.recv.held = first && self.rq.is_none();
+        Err(Syndrome::Rnr(0))
+    }
+
     pub(super) fn recv_send(
         &self,
         st: &mut State,
         pkt: &Packet<'_>,
         placed: Option<u32>,
     ) -> core::result::Result<(), Syndrome> {
-        if pkt.info.has(f::FIRST) {
-            self.take_recv_wqe(st)?;
+        let first = pkt.info.has(f::FIRST);
+        if first {
+            // (A WQE taken from the SRQ for this first packet, which then got an RNR NAK
+            // for pages being faulted in, waits for it to come again.)
+            if !(st.recv.active && st.recv.held) {
+                self.take_recv_wqe(st, pkt.payload.len())?;
+            }
+            st.recv.held = false;
             st.recv.active = true;
             st.recv.offset = 0;
             st.recv.seq = pkt.xeth().map(|x| x.wqe_seq);
@@ -400,18 +438,16 @@ impl Qp {
         let (wr_id, off) = (ctx.wqe.wr_id, ctx.offset);
         let sge = ctx.wqe.sge.get(..ctx.wqe.num).unwrap_or(&[]);
         // On-demand paging: receive buffers being faulted in get an RNR NAK, as in
-        // `remote_mr`. (Only from the QP's own RQ, whose WQE stays posted until it
-        // completes; an SRQ's is taken at the first packet.)
-        if placed.is_none() && self.rq.is_some() && !self.sges_resident(sge, off, data.len()) {
-            self.dev.stats.odp_rnr.inc();
-            return Err(Syndrome::Rnr(0));
+        // `remote_mr`; the requester sends this packet again. The WQE stays where it is:
+        // posted on the QP's own RQ, or (taken from an SRQ) in the receive context.
+        if placed.is_none() && !self.sges_resident(sge, off, data.len()) {
+            return self.recv_odp_miss(st, first);
         }
         let fits = off.saturating_add(n) <= ctx.wqe.length;
         let copied = !fits || placed.is_some() || self.scatter(sge, off, data).is_some();
-        if fits && !copied && self.rq.is_some() && self.scatter_odp_miss(sge, off, data.len()) {
-            // (Invalidated between the check and the copy: as above.)
-            self.dev.stats.odp_rnr.inc();
-            return Err(Syndrome::Rnr(0));
+        if fits && !copied && self.scatter_odp_miss(sge, off, data.len()) {
+            // (Invalidated between the check and the copy.)
+            return self.recv_odp_miss(st, first);
         }
         if !fits || !copied {
             let cqe = Cqe {
@@ -566,7 +602,7 @@ impl Qp {
             };
             let imm = pkt.imm();
             if r.is_ok() && imm.is_some() {
-                r = self.take_recv_wqe(st).map_err(Exec::from);
+                r = self.take_recv_wqe(st, 0).map_err(Exec::from);
             }
             if let Err(e) = r {
                 if let Some(w) = st.write.as_mut() {

@@ -122,7 +122,7 @@ impl Qp {
             self.dev.stats.drop_qkey.inc();
             return;
         }
-        if self.take_recv_wqe(st).is_err() {
+        if self.take_recv_wqe(st, GRH_LEN + pkt.payload.len()).is_err() {
             // Datagrams are unreliable: no receive WQE, no delivery.
             self.dev.stats.drop_no_recv.inc();
             return;
@@ -146,7 +146,9 @@ impl Qp {
             && self.scatter_odp_miss(sge, 0, total as usize)
         {
             // On-demand-paged pages being faulted in: the datagram is dropped (UD is
-            // unreliable) and the receive stays posted.
+            // unreliable) and the receive stays posted. (A WQE from an SRQ was checked as
+            // it was taken, see `take_recv_wqe`; if its pages went since, it completes
+            // in error.)
             self.dev.stats.odp_wait.inc();
             return;
         }

@@ -76,9 +76,14 @@ impl Srq {
         )
     }
 
-    /// Takes the next receive WQE: `None` if the queue is empty, `Some(Err)` if the slot
-    /// does not decode (it is consumed either way).
-    pub(crate) fn take(&self, into: &mut RecvWqe) -> Option<core::result::Result<(), ()>> {
+    /// Takes the next receive WQE if `ready` accepts it once decoded into `into`:
+    /// `None` if the queue is empty, `Some(Err)` if the slot does not decode (it is
+    /// consumed), `Some(Ok(false))` if `ready` refused it (it stays on the queue).
+    pub(crate) fn take(
+        &self,
+        into: &mut RecvWqe,
+        ready: impl FnOnce(&RecvWqe) -> bool,
+    ) -> Option<core::result::Result<bool, ()>> {
         let mut st = self.st.lock();
         let prod = self.rq.producer();
         if st.cons == prod {
@@ -90,6 +95,9 @@ impl Srq {
             .read_slot(st.cons, &mut buf)
             .ok_or(())
             .and_then(|s| into.decode_into(s, self.max_sge as usize).map_err(|_| ()));
+        if wqe.is_ok() && !ready(into) {
+            return Some(Ok(false));
+        }
         st.cons = self.rq.geom.next(st.cons);
         self.rq.publish_consumer(st.cons);
         let fire = st.limit != 0 && self.rq.geom.count(prod, st.cons) < st.limit;
@@ -100,7 +108,7 @@ impl Srq {
         if fire {
             self.handle.limit_reached();
         }
-        Some(wqe)
+        Some(wqe.map(|()| true))
     }
 
     /// A kernel consumer posts a receive work request.
