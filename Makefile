@@ -11,7 +11,7 @@ REPO := $(CURDIR)
 SETUP := scripts/setup.sh
 ENV := source scripts/env.sh
 
-.PHONY: all setup kernel module lint host-test vm-test interop check check-debug run paths clean fmt bench ab fuzz profile
+.PHONY: all setup kernel module lint host-test vm-test interop check check-debug run paths clean fmt bench ab fuzz profile blktests
 
 all: module
 
@@ -57,6 +57,11 @@ run: module
 # Not a test: rrxe, rdma_rxe and siw in one run, one boot each, one table with ratios.
 bench: module
 	@bash scripts/bench.sh
+
+# Not part of `make check`: blktests' nvme group over rdma on rrxe, rdma_rxe and siw, one
+# boot each, one table (blktests is a git tree on the host: RRXE_BLKTESTS, see the script).
+blktests: module
+	@bash scripts/blktests.sh
 
 # Not a test: an A/B of two builds in one boot under the instruction-counting clock,
 # e.g. `make ab A=HEAD~1` (A and B: git revisions or .ko files; B defaults to this tree).

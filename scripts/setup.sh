@@ -54,7 +54,7 @@ fi
 pkgs=(clang-19 lld-19 llvm-19 libclang-19-dev bc bison flex libelf-dev libssl-dev cpio kmod
 	rdma-core ibverbs-providers ibverbs-utils perftest rdmacm-utils gcc libibverbs-dev
 	iproute2 iperf3 make python3 python3-docutils python3-yaml busybox-static ethtool tcpdump xz-utils
-	rsync nvme-cli fio strace python3-pyverbs iputils-ping cmake socat time)
+	rsync nvme-cli fio gawk strace python3-pyverbs iputils-ping cmake socat time)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -9,6 +9,7 @@
 #   bench.sh demo    create two devices and show them (make run)
 #   bench.sh capture record rdma_rxe packets (RRXE_PROVIDER=rxe RRXE_KEEP_OUT=dir)
 #   bench.sh ab      two rrxe modules in one boot, loaded in turn (scripts/ab.sh)
+#   bench.sh blktests  blktests' nvme group over rdma (scripts/blktests.sh)
 #   bench.sh interop two VMs on a virtual link, rrxe in one and rdma_rxe in the other;
 #                    last line "N passed, N failed, N skipped" (selftests/lib/interop.sh)
 # Fails loudly if a test fails, the guest WARNs/oopses (dmesg scan) or the VM times out.
@@ -139,7 +140,7 @@ fi
 
 echo "bench: booting $KB ($accel, $cpus vCPUs, $mem) for '$mode'" >&2
 start=$(date +%s)
-qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_RUNNER:+"RRXE_RUNNER=$RRXE_RUNNER"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} ${RRXE_AB:+"RRXE_AB=$RRXE_AB"} ${RRXE_AB_ROUNDS:+"RRXE_AB_ROUNDS=$RRXE_AB_ROUNDS"} ${RRXE_AB_LOSS:+"RRXE_AB_LOSS=$RRXE_AB_LOSS"} ${RRXE_AB_ONLY:+"RRXE_AB_ONLY=$RRXE_AB_ONLY"} ${RRXE_CC_STEP:+"RRXE_CC_STEP=$RRXE_CC_STEP"} ${RRXE_CC_RUNS:+"RRXE_CC_RUNS=$RRXE_CC_RUNS"} ${RRXE_CC_KNOBS:+"RRXE_CC_KNOBS=$RRXE_CC_KNOBS"} ${RRXE_CC_BURST:+"RRXE_CC_BURST=$RRXE_CC_BURST"} ${RRXE_PROFILE:+"RRXE_PROFILE=$RRXE_PROFILE"} ${RRXE_BENCH_REPS:+"RRXE_BENCH_REPS=$RRXE_BENCH_REPS"} ${RRXE_BENCH_LOSS:+"RRXE_BENCH_LOSS=$RRXE_BENCH_LOSS"} ${RRXE_RDS_IMPAIRED:+"RRXE_RDS_IMPAIRED=$RRXE_RDS_IMPAIRED"} ${RRXE_HOSTILE_PACKETS:+"RRXE_HOSTILE_PACKETS=$RRXE_HOSTILE_PACKETS"} </dev/null 2>&1 | tee "$out/console.log" |
+qemu_run "$accel" "$vm_timeout" "$mode" "$out" "RRXE_PROVIDER=${RRXE_PROVIDER:-rrxe}" ${RRXE_TESTS:+"RRXE_TESTS=$RRXE_TESTS"} ${RRXE_RUNNER:+"RRXE_RUNNER=$RRXE_RUNNER"} ${RRXE_BENCH_SECONDS:+"RRXE_BENCH_SECONDS=$RRXE_BENCH_SECONDS"} ${RRXE_TEST_TIMEOUT:+"RRXE_TEST_TIMEOUT=$RRXE_TEST_TIMEOUT"} ${RRXE_AB:+"RRXE_AB=$RRXE_AB"} ${RRXE_AB_ROUNDS:+"RRXE_AB_ROUNDS=$RRXE_AB_ROUNDS"} ${RRXE_AB_LOSS:+"RRXE_AB_LOSS=$RRXE_AB_LOSS"} ${RRXE_AB_ONLY:+"RRXE_AB_ONLY=$RRXE_AB_ONLY"} ${RRXE_CC_STEP:+"RRXE_CC_STEP=$RRXE_CC_STEP"} ${RRXE_CC_RUNS:+"RRXE_CC_RUNS=$RRXE_CC_RUNS"} ${RRXE_CC_KNOBS:+"RRXE_CC_KNOBS=$RRXE_CC_KNOBS"} ${RRXE_CC_BURST:+"RRXE_CC_BURST=$RRXE_CC_BURST"} ${RRXE_PROFILE:+"RRXE_PROFILE=$RRXE_PROFILE"} ${RRXE_BENCH_REPS:+"RRXE_BENCH_REPS=$RRXE_BENCH_REPS"} ${RRXE_BENCH_LOSS:+"RRXE_BENCH_LOSS=$RRXE_BENCH_LOSS"} ${RRXE_RDS_IMPAIRED:+"RRXE_RDS_IMPAIRED=$RRXE_RDS_IMPAIRED"} ${RRXE_HOSTILE_PACKETS:+"RRXE_HOSTILE_PACKETS=$RRXE_HOSTILE_PACKETS"} ${RRXE_BLKTESTS:+"RRXE_BLKTESTS=$RRXE_BLKTESTS"} ${RRXE_BLK_TESTS:+"RRXE_BLK_TESTS=$RRXE_BLK_TESTS"} </dev/null 2>&1 | tee "$out/console.log" |
 	sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/\r$//' | grep --line-buffered -v -E '^\s*$'
 qrc=${PIPESTATUS[0]}
 took=$(($(date +%s) - start))

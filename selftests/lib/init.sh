@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # PID 1 of the rrxe test VM. The host's root file system is mounted read-only over 9p;
 # this script makes the writable bits, installs the test kernel's modules plus rrxe.ko,
-# then runs the job named by RRXE_MODE (check | demo | capture | perf | xfer | ab | interop | probe)
+# then runs the job named by RRXE_MODE (check | demo | capture | perf | xfer | ab | blktests | interop | probe)
 # and powers off.
 # Results go to the 9p share "rrxeout" (the host reads them after the VM exits).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -28,6 +28,7 @@ mount --bind /tmp /run/host-tmp
 mount -t tmpfs tmpfs /tmp
 case "$RRXE_REPO" in /tmp/*) RRXE_REPO=/run/host-tmp/${RRXE_REPO#/tmp/} ;; esac
 case "$RRXE_KB" in /tmp/*) RRXE_KB=/run/host-tmp/${RRXE_KB#/tmp/} ;; esac
+case "${RRXE_BLKTESTS:-}" in /tmp/*) RRXE_BLKTESTS=/run/host-tmp/${RRXE_BLKTESTS#/tmp/} ;; esac
 mount -t tmpfs tmpfs /var/tmp
 mount -t tmpfs tmpfs /var/log 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
@@ -97,6 +98,7 @@ congestion) bash selftests/lib/congestion.sh; rc=$? ;;
 vbench) bash selftests/lib/vbench.sh; rc=$? ;;
 profile) bash selftests/lib/profile.sh; rc=$? ;;
 ab) bash selftests/lib/ab.sh; rc=$? ;;
+blktests) bash selftests/lib/blktests.sh; rc=$? ;;
 interop) bash selftests/lib/interop.sh >/tmp/out/results.tap; rc=$? ;;
 *) echo "init: unknown RRXE_MODE '$RRXE_MODE'"; rc=2 ;;
 esac
