@@ -60,8 +60,32 @@ cd "$blk" || exit 1
 export nvme_trtype=rdma NVME_IMG_SIZE=${RRXE_BLK_IMG_SIZE:-350m} TIMEOUT=${RRXE_BLK_TIMEOUT:-30}
 start=$SECONDS
 tests=${RRXE_BLK_TESTS:-nvme}
+# A watchdog: when ./check prints nothing for RRXE_BLK_STALL seconds (default 300), the
+# kernel lists its blocked tasks (sysrq w), once, and the kernel log goes to
+# blktests/stall-dmesg.txt in the results, so that a hang leaves more than the VM's
+# timeout behind.
+(
+	last=0 still=0
+	while sleep 10; do
+		n=$(wc -c <"$out/check.log" 2>/dev/null || echo 0)
+		if [ "$n" != "$last" ]; then
+			last=$n still=0
+			continue
+		fi
+		still=$((still + 10))
+		if [ $still -ge "${RRXE_BLK_STALL:-300}" ]; then
+			echo "blktests: no output for $still s: blocked tasks follow"
+			echo w >/proc/sysrq-trigger
+			sleep 2
+			dmesg >"$out/stall-dmesg.txt"
+			break
+		fi
+	done
+) &
+watchdog=$!
 ./check -o "$out" ${tests//,/ } 2>&1 | tee "$out/check.log"
 rc=${PIPESTATUS[0]}
+kill $watchdog 2>/dev/null
 echo "blktests: ./check exited $rc after $((SECONDS - start)) s"
 # A failed test is a result, not a failure of the job: the host makes the table.
 exit 0
