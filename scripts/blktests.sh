@@ -60,9 +60,18 @@ for p in provs:
             last = (m.group(1) + " " + params).strip()
             r[last] = short[m.group(3)]
             continue
-        # blktests indents the reasons for a skip and the details of a failure.
-        if last and l.startswith("    ") and "runtime" not in l and r.get(last) != "pass":
-            reasons.setdefault(last, {}).setdefault(p, l.strip())
+        # blktests indents the reasons for a skip and the details of a failure; of a
+        # failure's diff against the expected output, the first changed line.
+        if not (last and l.startswith("    ")) or r.get(last) == "pass":
+            continue
+        t = l.strip()
+        if t.startswith(("runtime", "---", "+++", "@@")):
+            continue
+        mine = reasons.setdefault(last, {})
+        if r.get(last) == "FAIL" and t[:1] in "+-" and not mine.get(p, "")[:1] in ("+", "-"):
+            mine[p] = t
+        else:
+            mine.setdefault(p, t)
 tests = sorted({t for r in results.values() for t in r}, key=lambda t: (t.split('/')[0], int(t.split('/')[1].split()[0]), t))
 w = max([len(t) for t in tests] + [4])
 print("%-*s  %s  %s" % (w, "test", "  ".join("%-8s" % names[p] for p in provs), "reason (first provider that did not pass)"))
