@@ -61,9 +61,9 @@ export nvme_trtype=rdma NVME_IMG_SIZE=${RRXE_BLK_IMG_SIZE:-350m} TIMEOUT=${RRXE_
 start=$SECONDS
 tests=${RRXE_BLK_TESTS:-nvme}
 # A watchdog: when ./check prints nothing for RRXE_BLK_STALL seconds (default 300), the
-# kernel lists its blocked tasks (sysrq w), once, and the kernel log goes to
-# blktests/stall-dmesg.txt in the results, so that a hang leaves more than the VM's
-# timeout behind.
+# kernel lists its blocked tasks (sysrq w), once, and the kernel log and the process list
+# (state, wait channel) go to blktests/stall-dmesg.txt and stall-ps.txt in the results,
+# so that a hang leaves more than the VM's timeout behind.
 (
 	last=0 still=0
 	while sleep 10; do
@@ -78,6 +78,7 @@ tests=${RRXE_BLK_TESTS:-nvme}
 			echo w >/proc/sysrq-trigger
 			sleep 2
 			dmesg >"$out/stall-dmesg.txt"
+			ps -eo pid,ppid,stat,wchan:32,etime,args >"$out/stall-ps.txt"
 			break
 		fi
 	done
