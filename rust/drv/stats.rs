@@ -75,6 +75,7 @@ stats!(
     out_of_seq,
     duplicates,
     dup_or_ooo_resp,
+    ghost_resp,
     retransmits,
     timeouts,
     rnr_nak_sent,

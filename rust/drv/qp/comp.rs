@@ -60,6 +60,13 @@ impl Qp {
                 self.dev.stats.verify_negotiated.inc();
             }
         }
+        // (Its capability bits above still describe the peer, and may release a WRITE
+        // that waited for them.)
+        if st.req.ghost(psn) {
+            self.dev.stats.ghost_resp.inc();
+            self.more_to_send(st);
+            return;
+        }
         if pkt.bth.xflags & XF_VFAIL != 0 && pkt.info.opcode == op::RC_ACK && st.vfy_tx {
             // A verified WRITE failed its check at the responder.
             match pkt.vres() {
@@ -148,7 +155,12 @@ impl Qp {
                 self.timer.arm_us(t);
             }
         }
-        // Sending more is requester work: leave the softirq to another CPU.
+        self.more_to_send(st);
+    }
+
+    /// Queues the requester if WQEs wait to be sent (sending more is requester work:
+    /// leave the softirq to another CPU).
+    fn more_to_send(&self, st: &State) {
         if self.sq.producer() != st.req.next || st.req.rnr_wait {
             self.send_work.queue();
         }

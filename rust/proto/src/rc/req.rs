@@ -165,6 +165,8 @@ pub struct Requester {
     pub req_psn: Psn,
     /// Oldest PSN not acknowledged: the completer's position.
     pub comp_psn: Psn,
+    /// One past the highest PSN ever sent (going back lowers `req_psn`, never this).
+    sent_hi: Psn,
     /// READs and atomics sent and not completed (initiator depth in use).
     pub rd_outstanding: u32,
     /// Packets sent since the last AckReq.
@@ -196,6 +198,7 @@ impl Requester {
             next: 0,
             req_psn: psn,
             comp_psn: psn,
+            sent_hi: psn,
             rd_outstanding: 0,
             noack: 0,
             wqe_seq: 0,
@@ -212,7 +215,16 @@ impl Requester {
     pub fn set_psn(&mut self, psn: Psn) {
         self.req_psn = psn;
         self.comp_psn = psn;
+        self.sent_hi = psn;
         self.acked = psn;
+    }
+
+    /// A response of `psn` answers no request ever sent: at or beyond the highest PSN
+    /// sent, or more than half the PSN space behind it. It acknowledges nothing and
+    /// names no PSN to go back to. (rdma_rxe answers a duplicate that arrives before
+    /// its first new request with an ACK of PSN 0xffffff.)
+    pub fn ghost(&self, psn: Psn) -> bool {
+        !psn.before(self.sent_hi)
     }
 
     /// Reset: everything up to the producer index `prod` is discarded.
@@ -276,6 +288,7 @@ impl Requester {
     /// `seg` of `slot` went out (or was handed to the network).
     pub fn data_sent(&mut self, slot: &mut Slot, seg: &Seg) {
         self.req_psn = self.req_psn.add(1);
+        self.sent_hi = self.sent_hi.later(self.req_psn);
         slot.sent += seg.len;
     }
 
@@ -314,6 +327,7 @@ impl Requester {
             self.rd_outstanding += 1;
         }
         self.req_psn = r.psn.add(r.span);
+        self.sent_hi = self.sent_hi.later(self.req_psn);
         self.noack = 0;
         slot.sent = slot.length;
     }
@@ -683,6 +697,38 @@ mod tests {
             rq.next = G.next(i as u32);
         }
         (rq, slots)
+    }
+
+    #[test]
+    fn ghost_responses() {
+        // A WRITE of 3 packets (100..=102) and a READ of 4 responses (103..=106).
+        let (mut rq, mut slots) = sent(&[(wr::RDMA_WRITE, 3000), (wr::RDMA_READ, 4096)]);
+        assert!(!rq.ghost(Psn::new(99)) && !rq.ghost(Psn::new(106)));
+        assert!(rq.ghost(Psn::new(107)));
+        // rdma_rxe's ACK of a duplicate before its first new request names PSN 0xffffff:
+        // here just behind the first PSN, where it completes nothing.
+        assert!(!rq.ghost(Psn::new(0xff_ffff)));
+        assert!(!rq.acked_head(&slots, Psn::new(0xff_ffff), true));
+        // Going back lowers the next PSN to send, not what a response may answer.
+        assert!(rq.rewind(&mut slots, &G, 2, Psn::new(101), 1024));
+        assert_eq!(rq.req_psn, Psn::new(101));
+        assert!(!rq.ghost(Psn::new(106)) && rq.ghost(Psn::new(107)));
+        // Around the wrap of the 24-bit PSN space.
+        let mut rq = Requester::new(Psn::new(0xff_fffe));
+        let mut s = rq.start(&head(wr::SEND, 3000), 1024);
+        for _ in 0..3 {
+            let seg = rq.next_data(&s, 1024);
+            rq.data_sent(&mut s, &seg);
+        }
+        assert!(!rq.ghost(Psn::new(0)) && rq.ghost(Psn::new(1)));
+        // With a first PSN of 0xe1_0868, 0xffffff is 2 million PSNs ahead: a ghost.
+        rq.set_psn(Psn::new(0xe1_0868));
+        let mut s = rq.start(&head(wr::RDMA_WRITE, 65536), 1024);
+        let seg = rq.next_data(&s, 1024);
+        rq.data_sent(&mut s, &seg);
+        assert!(rq.ghost(Psn::new(0xff_ffff)) && !rq.ghost(Psn::new(0xe1_0868)));
+        rq.set_psn(Psn::new(5));
+        assert!(rq.ghost(Psn::new(5)) && !rq.ghost(Psn::new(4)));
     }
 
     #[test]
