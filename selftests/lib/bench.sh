@@ -20,7 +20,7 @@ mode=${1:-check}
 KB=$(bash "$here/scripts/kernel.sh") || exit 1
 [ -f "$here/rrxe.ko" ] || [ "$mode" = capture ] || [ "${RRXE_PROVIDER:-rrxe}" != rrxe ] || { echo "bench: $here/rrxe.ko missing (make module)" >&2; exit 1; }
 
-vm_timeout=${RRXE_VM_TIMEOUT:-1800}
+vm_timeout=${RRXE_VM_TIMEOUT:-3600}
 cpus=${RRXE_VM_CPUS:-2}
 mem=${RRXE_VM_MEM:-2G}
 out=$(mktemp -d /tmp/rrxe-bench.XXXXXX)
