@@ -128,20 +128,31 @@ pub fn serve(cfg: Config) -> Result<(), String> {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 connection(&sh2, s, &peer)
             }));
-            match r {
+            let ok = match r {
                 Ok(Ok(())) => {
                     if sh2.cfg.verbose {
                         eprintln!("rrxe-xfer: {peer}: closed");
                     }
+                    true
                 }
-                Ok(Err(e)) => eprintln!("rrxe-xfer: {peer}: connection ended: {e}"),
-                Err(_) => eprintln!("rrxe-xfer: {peer}: connection thread panicked"),
-            }
+                Ok(Err(e)) => {
+                    eprintln!("rrxe-xfer: {peer}: connection ended: {e}");
+                    false
+                }
+                Err(_) => {
+                    eprintln!("rrxe-xfer: {peer}: connection thread panicked");
+                    false
+                }
+            };
             sh2.conns.fetch_sub(1, Ordering::SeqCst);
+            ok
         });
         if once {
-            let _ = h.join();
-            return Ok(());
+            // The one connection's outcome is the exit status.
+            return match h.join() {
+                Ok(true) => Ok(()),
+                _ => Err("the connection served ended in error".into()),
+            };
         }
     }
     Ok(())
