@@ -74,7 +74,10 @@ impl Qp {
                     st.heard();
                     self.on_vfail(st, psn, v.attempt);
                 }
-                _ => self.dev.stats.drop_malformed.inc(),
+                _ => {
+                    self.dev.stats.drop_malformed.inc();
+                    self.more_to_send(st);
+                }
             }
             return;
         }
@@ -107,7 +110,9 @@ impl Qp {
                     return;
                 }
                 Reply::Malformed => {
+                    // (Its capability bits counted: a WRITE held for them may go.)
                     self.dev.stats.drop_malformed.inc();
+                    self.more_to_send(st);
                     return;
                 }
             }

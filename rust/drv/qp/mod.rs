@@ -181,6 +181,8 @@ struct State {
     vfy_tx: bool,
     /// Requester: hellos sent to learn the peer's capabilities before the first WRITE.
     hellos: u8,
+    /// Requester: the last hello's wait is over (unanswered): the next may go.
+    hello_due: bool,
     // ---- the XF_SOLO hint (requester)
     solo_hint: SoloHint,
     /// The WQE whose packets carry XF_SOLO while nothing is posted behind it.
@@ -457,6 +459,7 @@ impl Qp {
                     vfy_seen: false,
                     vfy_tx: false,
                     hellos: 0,
+                    hello_due: false,
                     solo_hint: SoloHint::new(),
                     solo_wqe: None,
                     pinged: false,
@@ -779,6 +782,7 @@ impl Qp {
         st.vfy_seen = false;
         st.vfy_tx = false;
         st.hellos = 0;
+        st.hello_due = false;
         st.peer_vfy = false;
         st.vcheck = CheckPolicy::new();
         st.resp.verify_passed();

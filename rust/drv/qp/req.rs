@@ -354,7 +354,10 @@ impl Qp {
         if st.hellos >= HELLOS {
             return false;
         }
-        self.hello(st);
+        // One hello at a time: the next only once the last one's wait is over.
+        if st.hellos == 0 || st.hello_due {
+            self.hello(st);
+        }
         true
     }
 
@@ -378,6 +381,7 @@ impl Qp {
         };
         self.dev.xmit_hdr(path, bth, Ext::default());
         st.hellos = st.hellos.saturating_add(1);
+        st.hello_due = false;
         self.dev.stats.verify_hello.inc();
         // Each unanswered hello doubles the wait, as probes do: a slow path or peer still
         // answers in time.

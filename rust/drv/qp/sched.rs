@@ -192,6 +192,7 @@ impl TimerHandler for Qp {
             Fired::Idle => {
                 // A hello went unanswered: the requester sends another or gives up.
                 if self.vfy_offer && !st.vfy_seen && st.hellos > 0 {
+                    st.hello_due = true;
                     self.send_work.queue();
                 }
                 return;
