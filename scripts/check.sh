@@ -9,10 +9,18 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 hp=0 hf=0 hs=0
+# What failed, from every part, for the summary (CI shows the end of the output).
+fails=$(mktemp)
+trap 'rm -f "$fails"' EXIT
+# failed_lines <log>: a log's failing tests (cargo's and KTAP's), skips left out.
+failed_lines() {
+	grep -aE '^test .* FAILED$|not ok ' "$1" | grep -v '# SKIP' >>"$fails"
+}
 echo "== host tests (cargo test, rust/proto)"
 host_log=$(mktemp)
 (cd rust/proto && cargo test --release 2>&1) | tee "$host_log"
 host_rc=${PIPESTATUS[0]}
+failed_lines "$host_log"
 read -r hp hf hs < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) {
 		if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
 	END { printf "%d %d %d\n", p, f, s }' "$host_log")
@@ -23,6 +31,7 @@ echo "== host tests (cargo test, tools/rrxe-xfer)"
 xfer_log=$(mktemp)
 (cd tools/rrxe-xfer && cargo test --release --locked 2>&1) | tee "$xfer_log"
 xfer_rc=${PIPESTATUS[0]}
+failed_lines "$xfer_log"
 read -r xp xf < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) {
 		if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
 	END { printf "%d %d\n", p, f }' "$xfer_log")
@@ -34,6 +43,7 @@ echo "== documentation (reStructuredText, docutils)"
 # (Debian's python3: setup.sh installs python3-docutils for it.)
 doc_log=$(mktemp)
 /usr/bin/python3 scripts/rstcheck.py Documentation/rrxe/*.rst | tee "$doc_log"
+failed_lines "$doc_log"
 read -r dp df < <(tail -1 "$doc_log" | awk '/passed,/ { gsub(",", ""); print $1, $3 }')
 rm -f "$doc_log"
 [ -n "${dp:-}" ] || { dp=0 df=1; }
@@ -71,6 +81,7 @@ vm_part() {
 	local log p f k
 	log=$(mktemp)
 	bash selftests/lib/bench.sh "$2" | tee "$log"
+	failed_lines "$log"
 	read -r p f k < <(tail -1 "$log" | awk '/passed,/ { gsub(",", ""); print $1, $3, $5 }')
 	rm -f "$log"
 	[ -n "${p:-}" ] || { p=0 f=1 k=0; }
@@ -82,6 +93,10 @@ if bash scripts/module.sh; then
 else
 	echo "check: module build failed" >&2
 	vf=1
+fi
+if [ -s "$fails" ]; then
+	echo "== failed ($(wc -l <"$fails") lines; the first 12):"
+	head -12 "$fails"
 fi
 echo "== summary: host $hp passed, $hf failed, $hs skipped; VM $vp passed, $vf failed, $vs skipped"
 echo "$((hp + vp)) passed, $((hf + vf)) failed, $((hs + vs)) skipped"
