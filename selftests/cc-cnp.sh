@@ -11,7 +11,7 @@
 # that does not exist is dropped and counted. The data stays intact throughout.
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
-rrxe_require verify python3 mod:sch_netem mod:cls_u32 mod:sch_ingress mod:act_gact
+rrxe_require verify python3 mod:sch_netem mod:sch_prio mod:cls_u32 mod:sch_ingress mod:act_gact
 ktap_set_plan 6
 hosts_up
 devs_up
@@ -34,10 +34,14 @@ in0 tc qdisc del dev va clsact
 
 # netem marks 5% of the ECT packets leaving va CE (and drops nothing): over IPv6. On the
 # way back only the CNPs are not-ECT (counted on vb, traffic class low bits 00).
-# Neighbour discovery first, both ways: netem's "ecn" drops the non-ECT packets it
-# picks, and a lost neighbour solicitation fails the QP's move to RTR.
+# Only RoCEv2 (UDP 4791) goes through netem: its "ecn" drops the non-ECT packets it
+# picks, and a lost neighbour advertisement failed the QP's move to RTR ("Connection
+# timed out") in one run of many.
 in0 ping -6 -c 1 -W 2 $IP61 >/dev/null 2>&1
-in0 tc qdisc add dev va root netem loss 5% ecn
+in0 tc qdisc add dev va root handle 1: prio bands 4 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+in0 tc qdisc add dev va parent 1:4 handle 40: netem loss 5% ecn
+in0 tc filter add dev va parent 1: protocol ipv6 prio 1 u32 match ip6 protocol 17 0xff \
+	match ip6 dport 4791 0xffff flowid 1:4
 in1 tc qdisc add dev vb clsact
 in1 tc filter add dev vb egress protocol ipv6 prio 1 u32 match ip6 protocol 17 0xff \
 	match ip6 dport 4791 0xffff match ip6 priority 0x00 0x03 action gact pass
