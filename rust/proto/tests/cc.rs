@@ -127,7 +127,20 @@ fn params(algo: Algo) -> Params {
     p
 }
 
-fn simulate(algo: Algo, p: &Params) -> Run {
+/// Delays outside the bottleneck, as a loaded guest has them. Either kind makes one-way
+/// delays vary by milliseconds with no queue at the bottleneck.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Jitter {
+    None,
+    /// A pseudo-random series of receiver pauses (a descheduled vCPU): no packet taken
+    /// for 0.2-2 ms every 2-12 ms.
+    Pauses,
+    /// Every packet and every ACK 0-100 us late, one in four up to 2 ms late, overtaken
+    /// by those handled sooner.
+    Late,
+}
+
+fn simulate(algo: Algo, p: &Params, jitter: Jitter) -> Run {
     let marking = matches!(algo, Algo::Dcqcn | Algo::Rate | Algo::None);
     let line = p.max_rate();
     let mut cc: Vec<Cc> = (0..NF).map(|_| Cc::None).collect();
@@ -150,6 +163,20 @@ fn simulate(algo: Algo, p: &Params) -> Run {
     let mut to_tx: VecDeque<(u64, Fb)> = VecDeque::new();
     let mut bins = vec![Bin::default(); END_MS];
     let mut cnps = 0;
+    // The next receiver pause [start, end), us, and the generator that places pauses and
+    // late packets.
+    let mut lcg: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |lo: u64, hi: u64| {
+        lcg = lcg
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        lo + (lcg >> 33) % (hi - lo)
+    };
+    let mut pause = (u64::MAX, u64::MAX);
+    if jitter == Jitter::Pauses {
+        let a = next(2_000, 12_000);
+        pause = (a, a + next(200, 2_000));
+    }
 
     for t in 0..(END_MS as u64 * 1000) {
         let now = t * 1000;
@@ -249,11 +276,16 @@ fn simulate(algo: Algo, p: &Params) -> Run {
                 let pkt = queue.pop_front().unwrap();
                 credit -= u64::from(PKT) * 1_000_000;
                 backlog -= u64::from(PKT);
-                to_rx.push_back((t + BASE_US, pkt));
+                send(&mut to_rx, t + BASE_US, pkt, jitter, &mut next);
             }
         }
         // The receiver.
-        while to_rx.front().is_some_and(|(at, _)| *at <= t) {
+        if t >= pause.1 {
+            let a = t + next(2_000, 12_000);
+            pause = (a, a + next(200, 2_000));
+        }
+        let paused = t >= pause.0;
+        while !paused && to_rx.front().is_some_and(|(at, _)| *at <= t) {
             let (_, pkt) = to_rx.pop_front().unwrap();
             let f = pkt.flow;
             bins[ms].bytes[f] += u64::from(PKT);
@@ -266,7 +298,7 @@ fn simulate(algo: Algo, p: &Params) -> Run {
                         tx_ts: pkt.tx_ts,
                         rx_ts,
                     };
-                    to_tx.push_back((t + BASE_US, fb));
+                    send(&mut to_tx, t + BASE_US, fb, jitter, &mut next);
                 }
                 _ if pkt.marked && gate[f].allow(now, p) => {
                     let mut payload = [0u8; CNP_INFO_LEN];
@@ -287,6 +319,30 @@ fn simulate(algo: Algo, p: &Params) -> Run {
         }
     }
     Run { bins, cnps }
+}
+
+/// Puts `x` on link `q` to arrive at `at`, or later with `Jitter::Late` (and then behind
+/// everything that arrives no later).
+fn send<T>(
+    q: &mut VecDeque<(u64, T)>,
+    at: u64,
+    x: T,
+    jitter: Jitter,
+    next: &mut impl FnMut(u64, u64) -> u64,
+) {
+    if jitter != Jitter::Late {
+        q.push_back((at, x));
+        return;
+    }
+    // 0-100 us late, one time in four 0-2000 us.
+    let at = at
+        + if next(0, 4) == 0 {
+            next(0, 2000)
+        } else {
+            next(0, 100)
+        };
+    let i = q.partition_point(|(a, _)| *a <= at);
+    q.insert(i, (at, x));
 }
 
 /// Flows sending in ms `ms`.
@@ -327,6 +383,8 @@ fn convergence(run: &Run, start: usize, end: usize) -> Option<usize> {
 
 struct Tail {
     qmax: u64,
+    /// Goodput of all flows over the bottleneck's capacity, 1/1000.
+    util_milli: u64,
     drops: u64,
     marks: u64,
     jain_milli: u64,
@@ -355,6 +413,7 @@ fn tail(run: &Run, end: usize) -> Tail {
         .unwrap();
     Tail {
         qmax: bins.iter().map(|b| b.qmax).max().unwrap(),
+        util_milli: (s * 1000 / u128::from(CAP)) as u64,
         drops: bins.iter().map(|b| b.drops).sum(),
         marks: bins.iter().map(|b| b.marks).sum(),
         jain_milli: (s * s * 1000 / (flows.len() as u128 * s2)) as u64,
@@ -373,7 +432,11 @@ struct Report {
 }
 
 fn report(algo: Algo, p: &Params) -> Report {
-    let run = simulate(algo, p);
+    report_with(algo, p, Jitter::None)
+}
+
+fn report_with(algo: Algo, p: &Params, jitter: Jitter) -> Report {
+    let run = simulate(algo, p, jitter);
     let phases = [(0, JOIN_MS), (JOIN_MS, LEAVE_MS), (LEAVE_MS, END_MS)];
     let conv = phases.map(|(a, b)| convergence(&run, a, b));
     let tails: Vec<Tail> = phases.iter().map(|&(_, b)| tail(&run, b)).collect();
@@ -382,7 +445,7 @@ fn report(algo: Algo, p: &Params) -> Report {
         eprintln!(
             "{:>5} phase {} ({} flows from {} ms): converged after {:?} ms; last {} ms: \
              queue max {} B, drops {}, marks {}, Jain {}.{:03}, rate band max/min {}.{:03}, \
-             flows at {}..{} /1000 of fair",
+             flows at {}..{} /1000 of fair, link {}/1000 used",
             algo.name(),
             i,
             active(*a).len(),
@@ -398,6 +461,7 @@ fn report(algo: Algo, p: &Params) -> Report {
             t.band_milli % 1000,
             t.spread_milli.0,
             t.spread_milli.1,
+            t.util_milli,
         );
     }
     eprintln!(
@@ -449,8 +513,9 @@ fn rate_converges_fairly() {
 
 /// `delay` on a bottleneck that does not mark: after the start-up overload (four
 /// senders at line rate into one link: drops until the first cuts take effect) no
-/// drops, the queue stays within 4 KiB of the (unused) marking threshold (measured
-/// 25-34 KB), Jain >= 0.99 and every
+/// drops, the queue stays within 16 KiB of the (unused) marking threshold (measured
+/// 35-47 KiB: a decision goes by the lowest of the last eight echoes, which sees a
+/// growing queue a few packets late), Jain >= 0.99 and every
 /// flow's mean over the converged window within 10% of the share. The sawtooth of
 /// additive increase and small cuts moves 10-ms means by more than 5%: see
 /// `delay_within_5_percent`.
@@ -460,7 +525,7 @@ fn delay_keeps_queue_low_and_fair() {
     for t in &r.tails {
         assert_eq!(t.drops, 0);
         assert_eq!(t.marks, 0);
-        assert!(t.qmax < MARK_K + 4096, "queue {}", t.qmax);
+        assert!(t.qmax < MARK_K + 16 * 1024, "queue {}", t.qmax);
         assert!(t.jain_milli >= 990);
         assert!(t.spread_milli.0 >= 900 && t.spread_milli.1 <= 1100);
     }
@@ -503,5 +568,21 @@ fn no_cc_fails_the_checks() {
     assert!(r.drops_total > 0);
     for t in &r.tails {
         assert!(t.qmax > MARK_K && t.jain_milli < 500);
+    }
+}
+
+/// `delay` with late packets or receiver pauses (see [`Jitter`]): the one-way delays jump
+/// by milliseconds with no queue at the bottleneck. Those jumps must not read as congestion: the link stays used (measured:
+/// 97.5-98.1% with late packets, 98.8-101.5% with pauses, Jain >= 0.987; with a smoothed
+/// delay instead of the lowest of the last eight echoes, late packets held the link at
+/// 0.4-1.5%).
+#[test]
+fn delay_ignores_jitter() {
+    for j in [Jitter::Pauses, Jitter::Late] {
+        let r = report_with(Algo::Delay, &params(Algo::Delay), j);
+        for t in &r.tails {
+            assert!(t.util_milli >= 900, "link {}/1000 used", t.util_milli);
+            assert!(t.jain_milli >= 950);
+        }
     }
 }

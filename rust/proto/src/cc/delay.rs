@@ -11,12 +11,16 @@
 //! Each destination has a register ([`DelayCc`]): minimum forward and reverse delay
 //! (re-learned per `delay_min_window_ms`: the minimum of the current and the previous
 //! window, so a route change cannot pin an old minimum for more than two windows),
-//! smoothed queueing delays (gain 1/4 per echo, kept in 1/16 us), a smoothed round trip
-//! (gain 1/8), and the destination's rate. At most once per smoothed round trip, or per
+//! smoothed queueing delays (gain 1/4 per echo, kept in 1/16 us; reported), the queueing
+//! delays of the last eight echoes, a smoothed round trip (gain 1/8), and the
+//! destination's rate. A decision goes by the lowest queueing delay of the last eight
+//! echoes in each direction: a queue delays every packet, while a receiver or sender
+//! busy elsewhere for a moment delays a few (in a loaded guest, by milliseconds), and a
+//! smoothed delay reads those as a queue that never drains below the target. At most
+//! once per smoothed round trip, or per
 //! `rp_time_reset` when that is shorter (a queue far beyond the target inflates the
 //! round trip, and reacting only once per inflated round trip lets it overflow), an echo
-//! decides, comparing both smoothed
-//! queueing delays with their values at the last decision:
+//! decides, comparing both queueing delays with their values at the last decision:
 //!
 //! | forward | reverse | case                                        | rate               |
 //! |---------|---------|---------------------------------------------|--------------------|
@@ -117,13 +121,22 @@ impl MinWin {
     }
 }
 
-/// One direction's register: its minimum and smoothed queueing delay.
+/// Echoes whose lowest queueing delay a decision goes by.
+const LOW_N: usize = 8;
+
+/// One direction's register: its minimum, its smoothed queueing delay, and the queueing
+/// delays of its last `LOW_N` echoes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Dir {
     min: MinWin,
-    /// Smoothed queueing delay, 1/SCALE us.
+    /// Smoothed queueing delay, 1/SCALE us (reported).
     sq: i64,
-    /// `sq` at the last decision.
+    /// Queueing delays of the last echoes, 1/SCALE us (a ring; `n` of them valid).
+    last: [i64; LOW_N],
+    /// Echoes in `last` (up to `LOW_N`), and the next slot to write.
+    n: usize,
+    at: usize,
+    /// `level()` at the last decision that was not a hold.
     reference: i64,
 }
 
@@ -134,10 +147,14 @@ impl Dir {
             (Some(o), Some(n)) => {
                 let d = i64::from(o.wrapping_sub(n)) * SCALE;
                 self.sq = self.sq.saturating_add(d).max(0);
+                for l in &mut self.last {
+                    *l = l.saturating_add(d).max(0);
+                }
                 self.reference = self.reference.saturating_add(d).max(0);
             }
             _ => {
                 self.sq = 0;
+                self.n = 0;
                 self.reference = 0;
             }
         }
@@ -155,11 +172,27 @@ impl Dir {
             None => 0,
         };
         self.sq += (q - self.sq) / 4;
+        if let Some(slot) = self.last.get_mut(self.at) {
+            *slot = q;
+        }
+        self.at = (self.at + 1) % LOW_N;
+        self.n = (self.n + 1).min(LOW_N);
+    }
+
+    /// The queueing delay a decision goes by: the lowest of the last `LOW_N` echoes. A
+    /// queue delays every packet; a late packet alone (a receiver or a sender busy
+    /// elsewhere) is not a queue. (A count, not a time: a slow destination's figure is
+    /// as good as a fast one's.)
+    fn level(&self) -> i64 {
+        self.last
+            .get(..self.n)
+            .and_then(|l| l.iter().copied().min())
+            .unwrap_or(self.sq)
     }
 
     /// +1 grows, -1 shrinks, 0 neither, against the tolerance.
     fn trend(&self, tol: i64) -> i32 {
-        let d = self.sq - self.reference;
+        let d = self.level() - self.reference;
         if d > tol {
             1
         } else if d < -tol {
@@ -226,7 +259,7 @@ impl DelayCc {
 
         let target = i64::from(p.delay_target_us()) * SCALE;
         let tol = (target / 4).max(SCALE);
-        let (qf, qr) = (self.fwd.sq, self.rev.sq);
+        let (qf, qr) = (self.fwd.level(), self.rev.level());
         let case = if qf <= target && qr <= target {
             Case::Baseline
         } else {
@@ -397,12 +430,16 @@ mod tests {
         let held = settled.rate();
         let (c, r) = feed(&mut settled, &mut ts, 80, 60, 100, &p);
         assert_eq!((c, r), (Case::Hold, held));
+        // Each trend ramps from (80, 60) to (qf, qr): a decision goes by the lowest of
+        // the last LOW_N echoes, which shows a step down at once and a step up LOW_N
+        // echoes later, so opposite steps would read as two separate events.
         let trend = |qf: i32, qr: i32| {
             let mut d = settled;
             let mut t = ts;
             let mut seen = Vec::new();
-            for _ in 0..30 {
+            for i in 1..=30 {
                 t += 10 * US;
+                let (qf, qr) = (80 + (qf - 80) * i / 30, 60 + (qr - 60) * i / 30);
                 let fwd = (50 + qf).wrapping_add(i32::MAX - 40);
                 let rev = (50 + qr).wrapping_sub(i32::MAX - 40);
                 seen.push(d.on_sample(t, fwd, rev, &p));
