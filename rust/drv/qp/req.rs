@@ -25,6 +25,7 @@ use crate::proto::uapi::{send_flags, wc_status, wr, SendWqe};
 use crate::proto::uc;
 use crate::proto::verify::{crc_finish, Alg, Crc, Vcrc, WriteCrc, CAP_VERIFY, XF_VCRC};
 use core::cell::Cell;
+use kernel::prelude::KBox;
 
 /// Silence after which a selective requester sends a tail-loss probe: twice the smallest
 /// recent round trip (see `ProbeDelay`) within these bounds, the initial one until
@@ -55,7 +56,66 @@ const ODP_WAIT_US: u64 = 200;
 /// Packets of a verified WRITE's resend one requester run sends.
 const REPAIR_BURST: u32 = 32;
 
+/// What the send queue offers the requester next ([`Qp::next_wqe`]).
+pub(super) enum Next {
+    /// Nothing to send now.
+    Stop,
+    /// A local operation completed: look again.
+    Again,
+    /// WQE `i`, taken out of the cache (give it back with `WqeCache::put`).
+    Wqe(u32, KBox<SendWqe>),
+}
+
 impl Qp {
+    /// The next WQE to send, of any QP type: none at the producer or, in SQD, at the
+    /// drain's stop; a WQE that cannot be read fails the QP; a local operation runs here
+    /// (one that must wait goes on when the completer runs the requester again).
+    pub(super) fn next_wqe(&self, st: &mut State) -> Next {
+        let i = st.req.next;
+        if i == self.sq.producer() || (st.state == QpState::Sqd && i == st.sqd_stop) {
+            return Next::Stop;
+        }
+        let Ok(wqe) = self.take_wqe(&mut st.cur, i) else {
+            self.fail_at(st, wc_status::LOC_QP_OP_ERR);
+            return Next::Stop;
+        };
+        if wr::local(wqe.opcode) {
+            let step = self.local_step(st, i, &wqe);
+            st.cur.put(wqe);
+            return if step == Local::Done {
+                Next::Again
+            } else {
+                Next::Stop
+            };
+        }
+        Next::Wqe(i, wqe)
+    }
+
+    /// An unacknowledged transport (UC, UD) handed WQE `i` to the network (`Ok`: its
+    /// slot) or could not (`Err`: the completion status): completes it at once or fails
+    /// the QP. Returns whether the requester goes on.
+    pub(super) fn handed_over(
+        &self,
+        st: &mut State,
+        i: u32,
+        r: core::result::Result<Slot, u32>,
+    ) -> bool {
+        match r {
+            Ok(slot) => {
+                if let Some(s) = st.slots.get_mut(i as usize) {
+                    *s = slot;
+                }
+                st.req.next = self.sq.geom.next(i);
+                self.complete_send(st, wc_status::SUCCESS);
+                true
+            }
+            Err(status) => {
+                self.fail_at(st, status);
+                false
+            }
+        }
+    }
+
     /// Sends as much as the window allows (in SQD only what was started before the drain).
     pub(super) fn req_run(&self, st: &mut State) {
         if st.req.rnr_wait || !st.state.sending() {
@@ -77,23 +137,11 @@ impl Qp {
                 self.dev.stats.window_full.inc();
                 break;
             }
-            let i = st.req.next;
-            if i == self.sq.producer() || (st.state == QpState::Sqd && i == st.sqd_stop) {
-                break;
-            }
-            let Ok(wqe) = self.take_wqe(&mut st.cur, i) else {
-                self.fail_at(st, wc_status::LOC_QP_OP_ERR);
-                break;
+            let (i, wqe) = match self.next_wqe(st) {
+                Next::Stop => break,
+                Next::Again => continue,
+                Next::Wqe(i, wqe) => (i, wqe),
             };
-            if wr::local(wqe.opcode) {
-                // (Waiting, it goes on when the completer runs the requester again.)
-                let step = self.local_step(st, i, &wqe);
-                st.cur.put(wqe);
-                if step == Local::Done {
-                    continue;
-                }
-                break;
-            }
             let kind = Kind::of_wr(wqe.opcode);
             let slot = st.slots.get(i as usize).copied().unwrap_or_default();
             let blocked = st.req.blocked(&slot, wqe.opcode, st.max_rd_atomic)

@@ -4,14 +4,14 @@
 //! responder places packets in sequence ([`crate::proto::uc`]) and never acknowledges:
 //! a gap drops the message in progress.
 
-use super::local::Local;
+use super::req::Next;
 use super::Qp;
-use super::{QpState, State};
+use super::State;
 use crate::proto::opcode::flags as f;
 use crate::proto::packet::Packet;
 use crate::proto::rc::req::{Seg, Slot, WqeHead};
 use crate::proto::rc::Kind;
-use crate::proto::uapi::{wc_status, wr, Cqe, SendWqe};
+use crate::proto::uapi::{wc_status, Cqe, SendWqe};
 use crate::proto::uc::UcRx;
 use crate::sys as b;
 
@@ -24,22 +24,11 @@ impl Qp {
     /// Sends every WQE posted (in SQD only those started before the drain).
     pub(super) fn uc_run(&self, st: &mut State) {
         loop {
-            let i = st.req.next;
-            if i == self.sq.producer() || (st.state == QpState::Sqd && i == st.sqd_stop) {
-                break;
-            }
-            let Ok(wqe) = self.take_wqe(&mut st.cur, i) else {
-                self.fail_at(st, wc_status::LOC_QP_OP_ERR);
-                break;
+            let (i, wqe) = match self.next_wqe(st) {
+                Next::Stop => break,
+                Next::Again => continue,
+                Next::Wqe(i, wqe) => (i, wqe),
             };
-            if wr::local(wqe.opcode) {
-                let step = self.local_step(st, i, &wqe);
-                st.cur.put(wqe);
-                if step == Local::Done {
-                    continue;
-                }
-                break;
-            }
             let r = match Kind::of_wr(wqe.opcode) {
                 Some(k @ (Kind::Send { inv: false, .. } | Kind::Write { .. })) => {
                     self.uc_send(st, &wqe, k)
@@ -47,18 +36,8 @@ impl Qp {
                 _ => Err(wc_status::LOC_QP_OP_ERR),
             };
             st.cur.put(wqe);
-            match r {
-                Ok(slot) => {
-                    if let Some(s) = st.slots.get_mut(i as usize) {
-                        *s = slot;
-                    }
-                    st.req.next = self.sq.geom.next(i);
-                    self.complete_send(st, wc_status::SUCCESS);
-                }
-                Err(status) => {
-                    self.fail_at(st, status);
-                    break;
-                }
+            if !self.handed_over(st, i, r) {
+                break;
             }
         }
     }

@@ -39,18 +39,8 @@ impl Qp {
                 }
                 Err(()) => Err(wc_status::LOC_QP_OP_ERR),
             };
-            match r {
-                Ok(slot) => {
-                    if let Some(s) = st.slots.get_mut(i as usize) {
-                        *s = slot;
-                    }
-                    st.req.next = self.sq.geom.next(i);
-                    self.complete_send(st, wc_status::SUCCESS);
-                }
-                Err(status) => {
-                    self.fail_at(st, status);
-                    break;
-                }
+            if !self.handed_over(st, i, r) {
+                break;
             }
         }
     }
