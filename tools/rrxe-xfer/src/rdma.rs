@@ -569,8 +569,11 @@ fn cq_loop(
     verbose: bool,
 ) {
     use rdma_mummy_sys as sys;
-    // SAFETY: the CQ outlives this thread (we hold an Arc), the completion array is ours.
+    // SAFETY: the CQ outlives this thread (we hold an Arc).
     let raw = unsafe { cq.cq().as_ptr() };
+    // SAFETY: `ibv_wc` is plain C data (integers, enums for which 0 is a value:
+    // IBV_WC_SUCCESS, IBV_WC_SEND, and a union of integers): all zeros is a valid value.
+    // The array is this thread's own.
     let mut wcs: [sys::ibv_wc; 32] = unsafe { std::mem::zeroed() };
     // The CQ is armed only before sleeping on the channel, and polled once more after
     // arming: a completion that came in between is found by that poll, any later one
