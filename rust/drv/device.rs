@@ -607,7 +607,9 @@ impl IbDriver for Rrxe {
         srq.query(attr)
     }
 
-    fn destroy_srq(_dev: &IbDev<Self>, _srq: Arc<Srq>) {}
+    fn destroy_srq(_dev: &IbDev<Self>, srq: Arc<Srq>) {
+        srq.unpublish();
+    }
 
     fn query_qp(qp: &Arc<Qp>, attr: &mut b::ib_qp_attr, init: &mut b::ib_qp_init_attr) -> Result {
         qp.query(attr, init);

@@ -7,6 +7,7 @@ use crate::kabi::mem::UserBuf;
 use crate::proto::uapi::{self, Cqe, Payload, RecvWqe, SendWqe, Sge, MAX_SGE};
 use crate::sys as b;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
@@ -128,6 +129,44 @@ impl Drop for Mmap {
     fn drop(&mut self) {
         // SAFETY: inserted by `insert`; removal drops ib_core's insert reference.
         unsafe { b::rdma_user_mmap_entry_remove((*self.0.as_ptr()).entry.get()) }
+    }
+}
+
+/// A ring's [`Mmap`], removed once through a shared reference by its owner's destroy
+/// verb.
+///
+/// Removal takes a mutex of ib_core and must come before the ucontext goes away, so it
+/// belongs in the destroy verb (process context). The owner itself may outlive that
+/// verb and go away in softirq, when a packet drops the last reference to its QP: by
+/// then the slot is empty and dropping it does nothing. (Removing there slept in atomic
+/// context and, once the process had closed its uverbs file, read the freed ucontext.)
+pub(crate) struct MmapSlot(AtomicPtr<MmapEntry>);
+
+impl MmapSlot {
+    /// A slot holding `m` (or nothing: a kernel consumer's ring is not mapped).
+    pub(crate) fn new(m: Option<Mmap>) -> MmapSlot {
+        let p = m.map_or(core::ptr::null_mut(), |m| {
+            let p = m.0.as_ptr();
+            // The slot owns the entry's insert reference from here on.
+            core::mem::forget(m);
+            p
+        });
+        MmapSlot(AtomicPtr::new(p))
+    }
+
+    /// Removes the entry, if the slot still holds it. Process context only.
+    pub(crate) fn remove(&self) {
+        let p = self.0.swap(core::ptr::null_mut(), Ordering::AcqRel);
+        // The swap hands the pointer to one caller only; `Mmap`'s drop removes it.
+        drop(NonNull::new(p).map(Mmap));
+    }
+}
+
+impl Drop for MmapSlot {
+    fn drop(&mut self) {
+        // Empty after the destroy verb; only a failed create drops a full slot, and that
+        // runs in process context.
+        self.remove();
     }
 }
 

@@ -522,6 +522,12 @@ impl Qp {
         self.send_work.shutdown();
         // Packets still queued are freed unprocessed.
         self.drop_queued();
+        // The rings leave mmap now, in process context: the last reference to the QP
+        // may go away later in softirq (a packet that found it just before).
+        self.sq.unpublish();
+        if let Some(rq) = &self.rq {
+            rq.unpublish();
+        }
     }
 
     /// Datagram QPs: UD and the GSI QP.

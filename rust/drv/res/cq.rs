@@ -20,7 +20,7 @@ struct CqState {
     /// The ring (replaced by a resize) and its mmap registration.
     ring: Arc<UserBuf>,
     geom: RingGeom,
-    _mmap: Option<Mmap>,
+    mmap: Option<Mmap>,
     producer: u32,
     notify: u32,
     dead: bool,
@@ -59,7 +59,7 @@ impl Cq {
                 st <- new_spinlock_irq!(CqState {
                     ring,
                     geom,
-                    _mmap: mmap,
+                    mmap,
                     producer: 0,
                     notify: 0,
                     dead: false,
@@ -97,7 +97,7 @@ impl Cq {
             st.producer = pending;
             (
                 core::mem::replace(&mut st.ring, ring),
-                core::mem::replace(&mut st._mmap, mmap),
+                core::mem::replace(&mut st.mmap, mmap),
             )
         };
         // librxe maps the new ring from this answer (the old mapping stays valid until it
@@ -158,7 +158,16 @@ impl Cq {
         i32::from(flags & CQ_REPORT_MISSED_EVENTS != 0 && st.geom.count(st.producer, cons) != 0)
     }
 
+    /// `destroy_cq`: no completion is posted any more, and the ring is withdrawn from
+    /// mmap here, in process context (see [`crate::kabi::verbs::MmapSlot`]): a QP may
+    /// drop the last reference to the CQ later, in softirq.
     pub(crate) fn kill(&self) {
-        self.st.lock().dead = true;
+        let mmap = {
+            let mut st = self.st.lock();
+            st.dead = true;
+            st.mmap.take()
+        };
+        // (Removed outside the lock: removal takes a mutex.)
+        drop(mmap);
     }
 }

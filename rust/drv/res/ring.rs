@@ -5,7 +5,7 @@
 use super::super::limits::MAX_QP_WR;
 use crate::kabi::lock::SpinLockIrq;
 use crate::kabi::mem::UserBuf;
-use crate::kabi::verbs::{Mmap, Udata};
+use crate::kabi::verbs::{Mmap, MmapSlot, Udata};
 use crate::proto::uapi::{self, RecvWqe, RingGeom, CONSUMER_OFF, PRODUCER_OFF};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -37,7 +37,7 @@ pub(crate) fn publish_ring(
 pub(crate) struct Ring {
     buf: Arc<UserBuf>,
     pub(crate) geom: RingGeom,
-    _mmap: Option<Mmap>,
+    mmap: MmapSlot,
 }
 
 impl Ring {
@@ -50,10 +50,16 @@ impl Ring {
             Ring {
                 buf,
                 geom,
-                _mmap: mmap,
+                mmap: MmapSlot::new(mmap),
             },
             mi,
         ))
+    }
+
+    /// Withdraws the ring from mmap (the owner's destroy verb: process context, see
+    /// [`MmapSlot`]). Existing mappings stay valid.
+    pub(crate) fn unpublish(&self) {
+        self.mmap.remove();
     }
 
     /// The user's producer index (masked).

@@ -36,6 +36,12 @@ const SRQ_MAX_WR: u32 = 1;
 const SRQ_LIMIT: u32 = 2;
 
 impl Srq {
+    /// `destroy_srq`: withdraws the ring from mmap in process context (QPs may drop the
+    /// last reference later, in softirq).
+    pub(crate) fn unpublish(&self) {
+        self.rq.unpublish();
+    }
+
     pub(crate) fn new(
         pd: usize,
         attr: &mut crate::sys::ib_srq_attr,
