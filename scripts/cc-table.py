@@ -59,12 +59,12 @@ def rates(rows):
     return out
 
 
-def smooth(r, k):
-    """Over the SMOOTH intervals up to interval k, each flow's rate and what the
-    bottleneck delivered (five values, Mbit/s): bytes over their time. (Not the mean of
-    the intervals' rates: the sampler is late at times and then takes two samples a few
-    ms apart, whose interval's rates are mostly rounding.)"""
-    lo = max(0, k - SMOOTH + 1)
+def smooth(r, k, start=0):
+    """Over the SMOOTH intervals up to interval k, but none before interval start, each
+    flow's rate and what the bottleneck delivered (five values, Mbit/s): bytes over their
+    time. (Not the mean of the intervals' rates: the sampler is late at times and then
+    takes two samples a few ms apart, whose interval's rates are mostly rounding.)"""
+    lo = max(start, k - SMOOTH + 1)
     a, b = r[lo][4], r[k][5]
     return [(b[i] - a[i]) * 8 / (b[0] - a[0]) / 1e6 for i in range(1, 6)]
 
@@ -106,7 +106,8 @@ def metrics(rows, kv, bn):
     # delivered over the same second, until the next join or leave. (Of what it
     # delivered, not of its nominal rate: when the guest stalls, the router's output
     # stalls with it and every flow dips alike, which is no unfairness. A leaving flow's
-    # last interval, in which it stopped, ends the segment.)
+    # last interval, in which it stopped, ends the segment. The average starts at the
+    # join: one over the second before it would hold every run to at least 0.8 s.)
     events = sorted(set(k for k in first + last if k is not None))
     conv = []
     for j in sorted(k for k in first if k is not None)[1:]:
@@ -115,7 +116,7 @@ def metrics(rows, kv, bn):
         n = sum(on[j])
         ok = []
         for k in seg:
-            a = smooth(r, k)
+            a = smooth(r, k, j)
             fair = a[4] / max(n, 1)
             ok.append(all(abs(a[i] - fair) <= BAND * fair for i in range(4) if on[k][i]))
         t = next((r[k][0] - r[j][0] for idx, k in enumerate(seg) if all(ok[idx:])), None)
