@@ -92,8 +92,9 @@ impl Dests {
         self.e.iter().flatten().filter(|d| d.qps != 0).count() as u32
     }
 
-    /// A QP to `addr` starts sending: its destination's index (a new destination starts
-    /// with an even split of the line rate over the active destinations). `None` when
+    /// A QP to `addr` starts sending: its destination's index (a new destination's share
+    /// is an even split of the line rate over the active destinations, which it reaches
+    /// by slow start: [`DelayCc::new`]). `None` when
     /// the table is full: that QP is not paced.
     pub(crate) fn attach(&mut self, addr: &[u8; 16], now: u64, p: &Params) -> Option<usize> {
         if let Some(i) = self
@@ -106,17 +107,18 @@ impl Dests {
             }
             return Some(i);
         }
-        let rate = delay::split(p.max_rate(), self.active().saturating_add(1));
+        let split = delay::split(p.max_rate(), self.active().saturating_add(1));
         let i = self
             .e
             .iter()
             .position(|d| d.as_ref().is_none_or(|d| d.qps == 0))?;
+        let cc = DelayCc::new(now, split, p);
         let mut pacer = Pacer::new(p.pacer_burst());
-        pacer.set_rate(now, rate);
+        pacer.set_rate(now, cc.rate());
         *self.e.get_mut(i)? = Some(Dest {
             addr: *addr,
             qps: 1,
-            cc: DelayCc::new(now, rate),
+            cc,
             pacer,
         });
         Some(i)

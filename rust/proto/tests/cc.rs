@@ -58,6 +58,8 @@ const JOIN_MS: usize = 150;
 const LEAVE_MS: usize = 300;
 const END_MS: usize = 450;
 
+// (Five of them in a simulation: their size does not matter.)
+#[allow(clippy::large_enum_variant)]
 enum Cc {
     Dcqcn(Dcqcn),
     Rate(RateCc),
@@ -192,7 +194,7 @@ fn simulate(algo: Algo, p: &Params, jitter: Jitter) -> Run {
                 cc[f] = match algo {
                     Algo::Dcqcn => Cc::Dcqcn(Dcqcn::new(now, p)),
                     Algo::Rate => Cc::Rate(RateCc::new(now, p)),
-                    Algo::Delay => Cc::Delay(DelayCc::new(now, split(line, 1))),
+                    Algo::Delay => Cc::Delay(DelayCc::new(now, split(line, 1), p)),
                     Algo::None => Cc::None,
                 };
                 pacer[f] = Pacer::new(p.pacer_burst());
@@ -428,6 +430,9 @@ fn tail(run: &Run, end: usize) -> Tail {
 struct Report {
     conv: [Option<usize>; 3],
     tails: Vec<Tail>,
+    /// The highest queue in the first `TAIL_MS` of each phase (the start, the join, the
+    /// leave), bytes.
+    heads: Vec<u64>,
     drops_total: u64,
 }
 
@@ -464,6 +469,19 @@ fn report_with(algo: Algo, p: &Params, jitter: Jitter) -> Report {
             t.util_milli,
         );
     }
+    let mut heads = Vec::new();
+    for (a, _) in phases {
+        let b = &run.bins[a..a + TAIL_MS];
+        heads.push(b.iter().map(|b| b.qmax).max().unwrap());
+        eprintln!(
+            "{:>5} first {} ms from {} ms: queue max {} B, drops {}",
+            algo.name(),
+            TAIL_MS,
+            a,
+            heads[heads.len() - 1],
+            b.iter().map(|b| b.drops).sum::<u64>(),
+        );
+    }
     eprintln!(
         "{:>5} drops in the whole run {}, CNPs {}",
         algo.name(),
@@ -473,6 +491,7 @@ fn report_with(algo: Algo, p: &Params, jitter: Jitter) -> Report {
     Report {
         conv,
         tails,
+        heads,
         drops_total,
     }
 }
@@ -511,21 +530,25 @@ fn rate_converges_fairly() {
     }
 }
 
-/// `delay` on a bottleneck that does not mark: after the start-up overload (four
-/// senders at line rate into one link: drops until the first cuts take effect) no
-/// drops, the queue stays within 16 KiB of the (unused) marking threshold (measured
-/// 35-47 KiB: a decision goes by the lowest of the last eight echoes, which sees a
-/// growing queue a few packets late), Jain >= 0.99 and every
-/// flow's mean over the converged window within 10% of the share. The sawtooth of
-/// additive increase and small cuts moves 10-ms means by more than 5%: see
-/// `delay_within_5_percent`.
+/// `delay` on a bottleneck that does not mark: no drops in the whole run; the queue
+/// stays within 20 KiB of the (unused) marking threshold once converged (measured 39-51
+/// KiB: a decision goes by the lowest of the last eight echoes, which sees a growing
+/// queue a few packets late) and within 32 KiB of it when four flows start together and
+/// when a fifth joins (measured 36-45 KiB; without slow start, with every destination
+/// starting at its split, 1 MiB with 68 drops at the start and 235 KiB at the join);
+/// Jain >= 0.99 and every flow's mean over the converged window within 10% of the
+/// share. The sawtooth of additive increase and small cuts moves 10-ms means by more
+/// than 5%: see `delay_within_5_percent`.
 #[test]
 fn delay_keeps_queue_low_and_fair() {
     let r = report(Algo::Delay, &params(Algo::Delay));
+    assert_eq!(r.drops_total, 0);
+    for q in &r.heads {
+        assert!(*q < MARK_K + 32 * 1024, "queue {q}");
+    }
     for t in &r.tails {
-        assert_eq!(t.drops, 0);
         assert_eq!(t.marks, 0);
-        assert!(t.qmax < MARK_K + 16 * 1024, "queue {}", t.qmax);
+        assert!(t.qmax < MARK_K + 20 * 1024, "queue {}", t.qmax);
         assert!(t.jain_milli >= 990);
         assert!(t.spread_milli.0 >= 900 && t.spread_milli.1 <= 1100);
     }
@@ -572,14 +595,17 @@ fn no_cc_fails_the_checks() {
 }
 
 /// `delay` with late packets or receiver pauses (see [`Jitter`]): the one-way delays jump
-/// by milliseconds with no queue at the bottleneck. Those jumps must not read as congestion: the link stays used (measured:
-/// 97.5-98.1% with late packets, 98.8-101.5% with pauses, Jain >= 0.987; with a smoothed
-/// delay instead of the lowest of the last eight echoes, late packets held the link at
-/// 0.4-1.5%).
+/// by milliseconds with no queue at the bottleneck. Those jumps must not read as
+/// congestion: the link stays used (measured: 97.0-97.8% with late packets, 99.3-101.5%
+/// with pauses, Jain >= 0.988; with a smoothed delay instead of the lowest of the last
+/// eight echoes, late packets held the link at 0.4-1.5%). Nor may they hide a queue from
+/// slow start: no drops (without slow start: 104 with pauses, 911 with late packets, at
+/// the start).
 #[test]
 fn delay_ignores_jitter() {
     for j in [Jitter::Pauses, Jitter::Late] {
         let r = report_with(Algo::Delay, &params(Algo::Delay), j);
+        assert_eq!(r.drops_total, 0);
         for t in &r.tails {
             assert!(t.util_milli >= 900, "link {}/1000 used", t.util_milli);
             assert!(t.jain_milli >= 950);

@@ -44,9 +44,15 @@
 //! software RoCE receiver, late ACKs are an overloaded receiver): the big cut. A [`Case::Hold`]
 //! keeps the reference values, so slow creep adds up until it passes the tolerance.
 //!
-//! A sender starts each destination at an even split of its line rate ([`split`]); the
-//! driver's destination table re-splits with [`DelayCc::set_rate`] when destinations come
-//! and go.
+//! Each destination's share of the sender's line rate is an even split over the active
+//! destinations ([`split`]). A new destination does not start at its share but at
+//! `1/delay_slow_start` of it and doubles once per round trip while both queueing delays
+//! stay under the target (slow start, an addition to document 002): a sender that joins
+//! a loaded bottleneck at its full share fills the bottleneck's queue faster than a
+//! decision per round trip can empty it. A doubling waits for `LOW_N` echoes of packets
+//! sent after the last one. The first queue (the decision's queueing delay or the
+//! smoothed one over the target) ends slow start at once and halves the rate: the last
+//! doubling built that queue. Reaching the share ends it too, without the halving.
 
 use super::params::Params;
 use super::{mul_div, Change, NS_PER_US};
@@ -218,11 +224,21 @@ pub struct DelayCc {
     dec_t: u64,
     /// A decision has been made.
     decided: bool,
+    /// Slow start: until the first queue (or the split), each decision doubles the rate.
+    slow: bool,
+    /// The rate slow start ends at: the destination's split.
+    ceil: u64,
+    /// Echoes from a round trip after the last decision on (slow start doubles only
+    /// after `LOW_N` of them: the lowest queueing delay of the last `LOW_N` echoes must
+    /// have seen the rate it doubles).
+    since: usize,
 }
 
 impl DelayCc {
-    /// A destination starting at `rate` (see [`split`]).
-    pub fn new(now: u64, rate: u64) -> DelayCc {
+    /// A destination whose share of the line rate is `split` (see [`split`]), in slow
+    /// start from `split / delay_slow_start` (see the module doc).
+    pub fn new(now: u64, split: u64, p: &Params) -> DelayCc {
+        let rate = p.clamp_rate(split / p.delay_slow_start().max(1));
         DelayCc {
             rate,
             fwd: Dir::default(),
@@ -231,6 +247,9 @@ impl DelayCc {
             srtt: 0,
             dec_t: now,
             decided: false,
+            slow: rate < split,
+            ceil: split,
+            since: 0,
         }
     }
 
@@ -286,30 +305,59 @@ impl DelayCc {
             }
         };
 
-        let every = match self.srtt {
-            0 => p.time_reset_ns(),
-            r => r.min(p.time_reset_ns()),
+        // In slow start once per round trip (a doubling must be seen before the next);
+        // afterwards also per rp_time_reset when that is shorter.
+        let every = match (self.srtt, self.slow) {
+            (0, _) => p.time_reset_ns(),
+            (r, true) => r,
+            (r, false) => r.min(p.time_reset_ns()),
         };
-        if self.decided && now.saturating_sub(self.dec_t) < every {
+        // The first queue ends slow start at once, whenever the last decision was. A
+        // doubling waits for `LOW_N` echoes a round trip after the last one: echoes of
+        // packets sent at the rate it doubles.
+        let early = self.decided && now.saturating_sub(self.dec_t) < every;
+        if !early {
+            self.since = self.since.saturating_add(1);
+        }
+        // (In slow start the smoothed delays count too: the lowest of the last `LOW_N`
+        // echoes sees a queue that a doubling builds `LOW_N` packets late, and by then
+        // the next doubling may have come.)
+        let smoothed = self.fwd.sq.max(self.rev.sq) > target;
+        let exit = self.slow && (case != Case::Baseline || smoothed);
+        let blind = self.slow && self.since < LOW_N;
+        if !exit && (early || blind) {
             return (case, Change::Same);
         }
         let old = self.rate;
+        let was_slow = self.slow;
+        let acted = case != Case::Hold || was_slow;
         let cut = |r: u64, d: u64| r.saturating_sub(mul_div(r, d, 1024));
         self.rate = match case {
+            Case::Baseline if self.slow && !exit => {
+                let r = self.rate.saturating_mul(2);
+                self.slow = r < self.ceil;
+                r.min(self.ceil)
+            }
+            _ if self.slow => {
+                self.slow = false;
+                self.rate / 2
+            }
             Case::Worse => cut(self.rate, p.delay_big_dec()),
             Case::SlightlyWorse => cut(self.rate, p.delay_small_dec()),
             Case::Baseline => self.rate.saturating_add(p.delay_inc()),
             _ => self.rate,
         };
         self.rate = p.clamp_rate(self.rate);
-        if case != Case::Hold {
+        if acted {
+            self.since = 0;
             self.fwd.reference = qf;
             self.rev.reference = qr;
             // Decisions on a grid of `every`, not `every` after the echo that happened to
             // come first: a destination with more echoes (a higher rate) must not decide,
             // and so increase, more often.
             let next = self.dec_t.saturating_add(every);
-            self.dec_t = if self.decided && now < next.saturating_add(every) {
+            // (Not in slow start, whose doublings wait for their echoes.)
+            self.dec_t = if self.decided && !was_slow && now < next.saturating_add(every) {
                 next
             } else {
                 now
@@ -327,6 +375,11 @@ impl DelayCc {
     /// Sets the rate (the destination table re-splits bandwidth when destinations come and go).
     pub fn set_rate(&mut self, rate: u64) {
         self.rate = rate;
+    }
+
+    /// Whether the destination is in slow start.
+    pub fn slow_start(&self) -> bool {
+        self.slow
     }
 
     /// Smoothed forward and reverse queueing delays, us.
@@ -355,8 +408,11 @@ mod tests {
 
     const US: u64 = 1000;
 
+    /// The unit tests' knobs: 1 Gbit/s, no slow start (see `slow_start`).
     fn params() -> Params {
-        Params::gbit()
+        let mut p = Params::gbit();
+        p.set(idx::DELAY_SLOW_START, 1);
+        p
     }
 
     #[test]
@@ -386,7 +442,7 @@ mod tests {
     fn four_cases() {
         let p = params();
         let r0 = 100 * MBPS;
-        let mut d = DelayCc::new(0, r0);
+        let mut d = DelayCc::new(0, r0, &p);
         let mut t = 0;
         // Baseline: increases once per round trip (100 us).
         let (c, r) = feed(&mut d, &mut t, 0, 0, 20, &p);
@@ -471,11 +527,68 @@ mod tests {
         );
     }
 
+    /// Slow start: from 1/64 of the split, doubling at the baseline up to the split, each
+    /// doubling a round trip (100 us here) and `LOW_N` echoes after the last; or, at the
+    /// first queue, halving at once and going on by the four cases.
+    #[test]
+    fn slow_start() {
+        let mut p = Params::gbit();
+        p.set(idx::DELAY_SLOW_START, 64);
+        let share = 640 * MBPS;
+        let d0 = DelayCc::new(0, share, &p);
+        assert_eq!(d0.rate(), 10 * MBPS);
+        assert!(d0.slow_start());
+        // No queue: six doublings reach the share, then additive increase.
+        let mut d = d0;
+        let mut t = 0;
+        let mut seen = vec![d.rate()];
+        let mut at = vec![0];
+        for _ in 0..200 {
+            feed(&mut d, &mut t, 0, 0, 1, &p);
+            if seen.last() != Some(&d.rate()) {
+                seen.push(d.rate());
+                at.push(t);
+            }
+        }
+        // (The first decision comes with the first echo.)
+        for w in at[1..7].windows(2) {
+            assert!(
+                w[1] - w[0] >= 100 * US + (LOW_N as u64 - 1) * 10 * US,
+                "{at:?}"
+            );
+        }
+        assert_eq!(
+            &seen[..7],
+            &[10, 20, 40, 80, 160, 320, 640].map(|m| m * MBPS)
+        );
+        assert!(!d.slow_start());
+        assert_eq!(seen[7], share + p.delay_inc());
+        // Three doublings, then a queue: half of 80 Mbit/s, and slow start is over.
+        let mut d = d0;
+        let mut t = 0;
+        while d.rate() < 80 * MBPS {
+            feed(&mut d, &mut t, 0, 0, 1, &p);
+        }
+        assert_eq!(d.rate(), 80 * MBPS);
+        assert!(d.slow_start());
+        feed(&mut d, &mut t, 300, 0, 1, &p);
+        assert!(!d.slow_start());
+        assert_eq!(d.rate(), 40 * MBPS);
+        feed(&mut d, &mut t, 300, 0, 40, &p);
+        assert!(!d.slow_start());
+        assert!(d.rate() <= 40 * MBPS, "{}", d.rate());
+        // delay_slow_start 1: the split at once.
+        p.set(idx::DELAY_SLOW_START, 1);
+        let d1 = DelayCc::new(0, share, &p);
+        assert_eq!(d1.rate(), share);
+        assert!(!d1.slow_start());
+    }
+
     #[test]
     fn minimum_is_relearned() {
         let mut p = params();
         p.set(idx::DELAY_MIN_WINDOW_MS, 1);
-        let mut d = DelayCc::new(0, 10 * MBPS);
+        let mut d = DelayCc::new(0, 10 * MBPS, &p);
         let mut t = 0;
         feed(&mut d, &mut t, 0, 0, 10, &p);
         // The path gets 500 us longer for good: after two windows it is the baseline.
@@ -497,7 +610,7 @@ mod tests {
             a.copy_from_slice(&vals);
             let p = Params::from_values(&a);
             let mut now = 0u64;
-            let mut d = DelayCc::new(now, split(p.max_rate(), n));
+            let mut d = DelayCc::new(now, split(p.max_rate(), n), &p);
             for (dt, f, r) in ev {
                 now = now.saturating_add(dt);
                 d.on_sample(now, f, r, &p);

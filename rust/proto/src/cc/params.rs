@@ -104,6 +104,8 @@ pub mod idx {
     pub const DELAY_MIN_WINDOW_MS: usize = 25;
     /// `rate_time_reset` (beyond the spec's list).
     pub const RATE_TIME_RESET: usize = 26;
+    /// `delay_slow_start` (beyond the spec's list).
+    pub const DELAY_SLOW_START: usize = 27;
 }
 
 /// Largest rate knob in Mb/s (400 Gb/s).
@@ -111,7 +113,7 @@ const MAX_MBPS: u32 = 400_000;
 /// The line rate `rp_max_rate = 0` stands for, Mb/s.
 pub const DEFAULT_LINE_MBPS: u32 = 10_000;
 
-const TABLE: [ParamInfo; 27] = [
+const TABLE: [ParamInfo; 28] = [
     p(
         "algo",
         2,
@@ -282,6 +284,13 @@ const TABLE: [ParamInfo; 27] = [
         1,
         1_000_000,
         "rate: recovery period without CNP, us",
+    ),
+    p(
+        "delay_slow_start",
+        64,
+        1,
+        1_000_000,
+        "delay: a new destination starts at its split / this",
     ),
 ];
 
@@ -516,6 +525,11 @@ impl Params {
         u64::from(self.get(idx::DELAY_MIN_WINDOW_MS)) * 1_000_000
     }
 
+    /// `delay`: a new destination's rate is its split divided by this (1: no slow start).
+    pub fn delay_slow_start(&self) -> u64 {
+        u64::from(self.get(idx::DELAY_SLOW_START))
+    }
+
     /// Pacer bucket depth, bytes.
     pub fn pacer_burst(&self) -> u32 {
         self.get(idx::PACER_BURST)
@@ -572,6 +586,7 @@ mod tests {
             (idx::PACER_BURST, "pacer_burst"),
             (idx::DELAY_MIN_WINDOW_MS, "delay_min_window_ms"),
             (idx::RATE_TIME_RESET, "rate_time_reset"),
+            (idx::DELAY_SLOW_START, "delay_slow_start"),
         ];
         assert_eq!(names.len(), NPARAMS);
         for (i, n) in names {
