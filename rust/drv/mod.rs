@@ -4,10 +4,11 @@
 
 #![forbid(unsafe_code)]
 
-// Dependencies point one way, leaves first: limits, stats <- tx, frame, cc <- res <-
+// Dependencies point one way, leaves first: limits, stats, fault <- tx, frame, cc <- res <-
 // shared <- qp <- device <- rx.
 mod cc;
 mod device;
+mod fault;
 mod frame;
 mod limits;
 mod qp;

@@ -4,6 +4,7 @@
 //! of recently destroyed QPs. (The QP table is the device's own: see `device`.)
 
 use super::cc::{Dests, Knobs};
+use super::fault::FaultPoint;
 use super::limits::{AH_TABLE, CLOSED_MAX, MR_TABLE, MW_TABLE, REASM_DEV_MAX};
 use super::res::{Ah, Mr, Mw};
 use super::stats::Stats;
@@ -116,10 +117,12 @@ pub(crate) struct Closed {
 }
 
 /// The device's run-time knobs (debugfs `rrxe-<dev>/`): congestion control in
-/// `cc_params/`, verified WRITEs in `verify/`.
+/// `cc_params/`, verified WRITEs in `verify/`, allocation-failure injection in `fault/`.
 pub(crate) struct DevKnobs {
     cc: Knobs,
     verify: VerifyKnobs,
+    /// Allocation failures injected into the packet paths.
+    pub(crate) fault: FaultPoint,
 }
 
 impl DevKnobs {
@@ -136,6 +139,7 @@ impl DevKnobs {
     fn populate<'d>(&'d self, dir: &kernel::debugfs::ScopedDir<'d, '_>) {
         self.cc.populate(dir);
         self.verify.populate(dir);
+        self.fault.populate(dir);
     }
 }
 
@@ -207,6 +211,7 @@ impl DevShared {
                     DevKnobs {
                         cc: Knobs::new(cc),
                         verify: VerifyKnobs::new(),
+                        fault: FaultPoint::new(),
                     },
                     &dir,
                     |k, d| k.populate(d)
@@ -235,7 +240,17 @@ impl DevShared {
 
     /// Builds and sends one packet on `path` (see [`tx::xmit`]).
     pub(crate) fn xmit(&self, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
-        tx::xmit(&self.stats, path, p)
+        tx::xmit(&self.stats, self.alloc_fails(), path, p)
+    }
+
+    /// Whether the fault point fails the packet-path allocation about to be made (each
+    /// injected failure counted in `fault_alloc`).
+    pub(crate) fn alloc_fails(&self) -> bool {
+        let fail = self.knobs.fault.fail();
+        if fail {
+            self.stats.fault_alloc.inc();
+        }
+        fail
     }
 
     /// Reserves `n` bytes of the device's reassembly budget.

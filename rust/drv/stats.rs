@@ -137,4 +137,6 @@ stats!(
     odp_faulted,
     odp_invalidated,
     mr_release_later,
+    nomem,
+    fault_alloc,
 );

@@ -48,10 +48,15 @@ impl Path {
     }
 }
 
-/// Writes a packet's payload into the skb (gathered from memory regions). `Ok(Some(raw))`:
-/// it also computed the bytes' CRC-32 from 0 (`crc32_le(0, ..)`), which the ICRC then
-/// reuses instead of reading them again; `Err` carries the completion status to report.
-pub(crate) type Filler<'a> = &'a dyn Fn(&mut [u8]) -> core::result::Result<Option<u32>, u32>;
+/// Writes the payload bytes from offset `at` on into the slice (gathered from memory
+/// regions): all of them at once into the skb, or in pieces when the skb could not be
+/// allocated (see [`xmit`]). `Ok(Some(raw))`: it also computed the bytes' CRC-32 from 0
+/// (`crc32_le(0, ..)`), which the ICRC then reuses instead of reading them again; `Err`
+/// carries the completion status to report.
+pub(crate) type Filler<'a> = &'a dyn Fn(u32, &mut [u8]) -> core::result::Result<Option<u32>, u32>;
+
+/// The piece a payload is gathered in when its packet could not be allocated.
+const LOST_PIECE: usize = 256;
 
 /// Where a packet's payload comes from: written straight into the skb.
 pub(crate) enum Payload<'a> {
@@ -74,12 +79,22 @@ pub(crate) struct TxPkt<'a> {
 /// Builds and sends one packet on `path`. `Err(status)` if the payload could not be
 /// gathered (a completion status), `Err(LOC_QP_OP_ERR)` for any other failure.
 ///
+/// A packet whose skb cannot be allocated (memory is short, or `fail`: the fault point
+/// said so) is lost, as on the wire, and counted in `nomem`: the protocol recovers it.
+/// Its payload is still gathered, in pieces on the stack, so that the gathering's checks
+/// (a bad key fails the work request) and a verified WRITE's CRC see what they would have.
+///
 /// Every packet but a CNP leaves ECN-capable (ECT(0)), so a congested router marks it
 /// instead of dropping it: data, and also requests and ACKs without payload, which an AQM
 /// drops early once its queue passes the marking threshold if they are not ECN-capable
 /// (a lost ACK costs a retransmission timeout). CNPs, the congestion signal itself, stay
 /// not-ECT. The traffic class's upper six bits (DSCP) are the path's.
-pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
+pub(crate) fn xmit(
+    stats: &Stats,
+    fail: bool,
+    path: &Path,
+    p: &TxPkt<'_>,
+) -> core::result::Result<(), u32> {
     use crate::proto::uapi::wc_status::LOC_QP_OP_ERR as E;
     let tclass = if p.bth.opcode != op::CNP {
         (path.tclass & !ecn::CE) | ecn::ECT0
@@ -93,8 +108,16 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
     };
     let pad = usize::from(p.bth.pad);
     let total = hlen + plen + pad + ICRC_LEN;
-    let mut skb =
-        SkBuff::alloc_tx(path.dst.dev(), u32::try_from(total).map_err(|_| E)?).map_err(|_| E)?;
+    let len = u32::try_from(total).map_err(|_| E)?;
+    let skb = if fail {
+        None
+    } else {
+        SkBuff::alloc_tx(path.dst.dev(), len).ok()
+    };
+    let Some(mut skb) = skb else {
+        stats.nomem.inc();
+        return gather_lost(&p.payload);
+    };
     let mut r = Ok(None);
     skb.put_with(total, |buf| {
         if write_headers(&p.bth, &p.ext, buf).is_err() {
@@ -104,7 +127,7 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
             (Payload::Fill(n, fill), Some(d)) | (Payload::Sealed(n, fill, _), Some(d))
                 if *n == d.len() =>
             {
-                r = r.and_then(|_| fill(d));
+                r = r.and_then(|_| fill(0, d));
             }
             _ => {}
         }
@@ -165,4 +188,22 @@ pub(crate) fn xmit(stats: &Stats, path: &Path, p: &TxPkt<'_>) -> core::result::R
             Ok(())
         }
     }
+}
+
+/// Gathers the payload of a packet that could not be allocated, a piece at a time.
+fn gather_lost(payload: &Payload<'_>) -> core::result::Result<(), u32> {
+    let (Payload::Fill(n, fill) | Payload::Sealed(n, fill, _)) = payload else {
+        return Ok(());
+    };
+    let mut piece = [0u8; LOST_PIECE];
+    let mut at = 0;
+    while at < *n {
+        let k = (*n - at).min(LOST_PIECE);
+        let d = piece
+            .get_mut(..k)
+            .ok_or(crate::proto::uapi::wc_status::LOC_QP_OP_ERR)?;
+        fill(at as u32, d)?;
+        at += k;
+    }
+    Ok(())
 }

@@ -162,8 +162,8 @@ impl Qp {
             dqpn: st.dest_qpn,
             ..Bth::default()
         };
-        let fill = |d: &mut [u8]| {
-            for (o, i) in d.iter_mut().zip(info.iter()) {
+        let fill = |at: u32, d: &mut [u8]| {
+            for (o, i) in d.iter_mut().zip(info.iter().skip(at as usize)) {
                 *o = *i;
             }
             Ok(None)

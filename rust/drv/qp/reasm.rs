@@ -138,8 +138,12 @@ impl Qp {
         if let Some(b) = p.hdr.get_mut(1) {
             *b &= !0x30;
         }
-        let Ok(b) = KBox::new(p, GFP_ATOMIC) else {
+        let b = (!self.dev.alloc_fails())
+            .then(|| KBox::new(p, GFP_ATOMIC).ok())
+            .flatten();
+        let Some(b) = b else {
             // The payload is in place already; keeping the skb instead is still right.
+            self.dev.stats.nomem.inc();
             return false;
         };
         if self.store_kept(st, psn, Kept::Placed(b)) {

@@ -285,7 +285,7 @@ impl Qp {
         solo: bool,
     ) -> core::result::Result<(), u32> {
         let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
-        let fill = |d: &mut [u8]| self.gather(wqe, 0, d).map(|()| None);
+        let fill = |at: u32, d: &mut [u8]| self.gather(wqe, at, d).map(|()| None);
         let mut payload = Payload::None;
         let ext = if kind == Kind::AtomicWrite {
             // IBTA oA19-28: exactly 8 bytes, to an 8-byte aligned address.
@@ -508,8 +508,8 @@ impl Qp {
         let feed = slot.vfy.filter(|w| w.due(off));
         let crc = Cell::new(feed.map_or(0, |w| w.raw));
         let alg = slot.vfy.map(|w| w.alg).unwrap_or_default();
-        let fill = |d: &mut [u8]| {
-            self.gather(wqe, off, d)?;
+        let fill = |at: u32, d: &mut [u8]| {
+            self.gather(wqe, off.wrapping_add(at), d)?;
             if feed.is_none() {
                 return Ok(None);
             }

@@ -866,8 +866,8 @@ impl Qp {
             let len = (reth.len - off.min(reth.len)).min(mtu);
             let va = reth.va.wrapping_add(u64::from(off));
             let mr = mr.as_ref();
-            let fill = |d: &mut [u8]| {
-                mr.and_then(|m| m.read(va, d))
+            let fill = |at: u32, d: &mut [u8]| {
+                mr.and_then(|m| m.read(va.wrapping_add(u64::from(at)), d))
                     .map(|()| None)
                     .ok_or(wc_status::REM_ACCESS_ERR)
             };

@@ -64,7 +64,9 @@ impl Qp {
             self.dev.stats.drop_rx_queue.inc();
             return;
         }
-        let queued = if retx {
+        let queued = if self.dev.alloc_fails() {
+            false
+        } else if retx {
             let at = sel::retx_slot(q.pkts.iter().map(|e| e.1), q.urgent, key);
             let ok = q.pkts.reserve(1, GFP_ATOMIC).is_ok()
                 && q.pkts.insert_within_capacity(at, (skb, key)).is_ok();
@@ -77,6 +79,8 @@ impl Qp {
         };
         drop(q);
         if !queued {
+            // No room could be allocated (or the fault point failed it).
+            self.dev.stats.nomem.inc();
             self.dev.stats.drop_rx_queue.inc();
             return;
         }

@@ -82,7 +82,7 @@ impl Qp {
             imm: (opcode == op::UD_SEND_ONLY_IMM).then_some(u32::from_be_bytes(w.ex.to_le_bytes())),
             ..Ext::default()
         };
-        let fill = |d: &mut [u8]| self.gather(w, 0, d).map(|()| None);
+        let fill = |at: u32, d: &mut [u8]| self.gather(w, at, d).map(|()| None);
         let payload = if w.length == 0 {
             Payload::None
         } else {
