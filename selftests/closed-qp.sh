@@ -24,6 +24,7 @@ pingpong() {
 	wait_for "in1 ss -ltn | grep -q ':$1 '" 30
 	in0 timeout 60 ibv_rc_pingpong -d rrxe0 -g 1 -n 1 -s 4096 -p "$1" "$IP1" >$TMPD/cq.cli 2>&1
 	c=$?
+	tc_end=$(date +%s%N)
 	wait $srv
 	s=$?
 }
@@ -42,19 +43,24 @@ ktap_check "ibv_rc_pingpong -n 1 finished on both sides (server QPN $qpn, client
 	bash -c "[ $c -eq 0 ] && [ $s -eq 0 ] && [ -n '$qpn' ] && [ -n '$psn' ]"
 inject() { in0 python3 tools/inject.py "$IP0" "$IP1" "$@"; }
 # Resent until the record answers: the server's QP may take a moment to be destroyed
-# after its process exited (before that, the live QP answers a duplicate). The last
-# try says when it was sent (ms after the exchange) and what rrxe1 counted: a duplicate
+# after its process exited (before that, the live QP answers a duplicate). Each try
+# says when it was sent (ms after the server exited) and what rrxe1 counted: a duplicate
 # is the live QP's answer, a closed ACK the record's, a drop_qpn neither.
 resent_acked() {
-	local i ms acked=0
+	local i ms acked=0 a u d
+	echo "# the server exited $(((tq - tc_end) / 1000000)) ms after the client"
 	for i in $(seq 10); do
 		ms=$((($(date +%s%N) - tq) / 1000000))
 		inject send 1 "$qpn" "$psn"
 		sleep 0.5
-		[ $(($(counter rrxe1 closed_acks) - a0)) -ge 1 ] && acked=1 && break
+		# One counter read per try (seconds each on the debug kernel).
+		read -r a u d < <(rdma statistic show link rrxe1/1 | tr ' ' '\n' | awk '
+			p { v[k] = $0; p = 0; next } /^(closed_acks|duplicates|drop_qpn)$/ { k = $0; p = 1 }
+			END { print v["closed_acks"], v["duplicates"], v["drop_qpn"] }')
+		echo "# try $i sent at +$ms ms: rrxe1 closed_acks +$((a - a0)), duplicates +$((u - u0))," \
+			"drop_qpn +$((d - d0))"
+		[ $((a - a0)) -ge 1 ] && acked=1 && break
 	done
-	echo "# try $i at +$ms ms: rrxe1 closed_acks +$(($(counter rrxe1 closed_acks) - a0))," \
-		"duplicates +$(($(counter rrxe1 duplicates) - u0)), drop_qpn +$(($(counter rrxe1 drop_qpn) - d0))"
 	[ $acked = 1 ] || return 1
 	wait_for "[ \$(( \$(counter rrxe0 drop_qpn) - $q0 )) -ge 1 ]" 5 && return 0
 	echo "# the ACK did not reach rrxe0"
