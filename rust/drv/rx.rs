@@ -145,5 +145,8 @@ impl UdpRx for Rrxe {
             qp.note_ce();
         }
         qp.queue_rx(skb, len, key, retx, solo);
+        // (A test's fault point: keep the QP a while, see `fault`.)
+        shared.knobs.fault.rx_hold();
+        drop(qp);
     }
 }
