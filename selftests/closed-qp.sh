@@ -34,11 +34,20 @@ server_qpn() { awk -F'QPN ' '/remote address/ { split($2, a, ","); print a[1] }'
 # answered from a record.)
 a0=$(counter rrxe1 closed_acks) q0=$(counter rrxe0 drop_qpn)
 u0=$(counter rrxe1 duplicates) d0=$(counter rrxe1 drop_qpn)
+# The resent SENDs come from one injector started now: on the debug kernel starting
+# Python takes seconds, and the record lasts 20 s.
+mkfifo $TMPD/inj.in
+in0 python3 tools/inject.py "$IP0" "$IP1" send_lines 0 <$TMPD/inj.in >$TMPD/inj.out 2>&1 &
+injp=$!
+exec 8>$TMPD/inj.in
 pingpong 18520
 tq=$(date +%s%N)
 # "local address:  LID 0x0000, QPN 0x000011, PSN 0x12ab34, GID ..." and "remote address: ..."
 psn=$(awk -F'PSN ' '/local address/ { split($2, a, /[,:]/); print a[1] }' $TMPD/cq.cli)
 qpn=$(server_qpn)
+# The first try at once, before anything else costs time.
+ms1=$((($(date +%s%N) - tq) / 1000000))
+[ -n "$qpn" ] && [ -n "$psn" ] && echo "$qpn $psn" >&8
 ktap_check "ibv_rc_pingpong -n 1 finished on both sides (server QPN $qpn, client PSN $psn)" \
 	bash -c "[ $c -eq 0 ] && [ $s -eq 0 ] && [ -n '$qpn' ] && [ -n '$psn' ]"
 inject() { in0 python3 tools/inject.py "$IP0" "$IP1" "$@"; }
@@ -50,8 +59,12 @@ resent_acked() {
 	local i ms acked=0 a u d
 	echo "# the server exited $(((tq - tc_end) / 1000000)) ms after the client"
 	for i in $(seq 10); do
-		ms=$((($(date +%s%N) - tq) / 1000000))
-		inject send 1 "$qpn" "$psn"
+		if [ $i = 1 ]; then
+			ms=$ms1
+		else
+			ms=$((($(date +%s%N) - tq) / 1000000))
+			echo "$qpn $psn" >&8
+		fi
 		sleep 0.5
 		# One counter read per try (seconds each on the debug kernel).
 		read -r a u d < <(rdma statistic show link rrxe1/1 | tr ' ' '\n' | awk '
@@ -68,6 +81,8 @@ resent_acked() {
 }
 ktap_check "a resent SEND the destroyed QP executed is acknowledged (closed_acks, ACK on the wire)" \
 	resent_acked
+exec 8>&-
+wait $injp
 t0=$(date +%s)
 pingpong 18521
 qpn2=$(server_qpn)

@@ -9,7 +9,9 @@ KIND: bad_icrc | unknown_qpn | unknown_opcode | truncated | pad_underflow | bad_
       cnp (a standard RoCEv2 CNP to QPN: BECN, 16 zero reserved bytes; PSN ignored) |
       cnp_rrxe (a CNP whose reserved bytes carry an rrxe receiver's rates: PSN is the
       rate in KB/s for the QP and the port, one active QP) |
-      cnp_short (a CNP without its reserved bytes)
+      cnp_short (a CNP without its reserved bytes) |
+      send_lines (COUNT ignored: one SEND per line "QPN PSN" read from standard input,
+      "sent" printed after each; the interpreter starts before the moment that matters)
 Every packet except bad_icrc/truncated carries a correct ICRC, so the receiver's parser,
 not its CRC check, has to reject it.
 """
@@ -60,6 +62,12 @@ def packet(src, dst, payload, ident, good_crc=True):
 def main():
     src, dst, kind, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    if kind == "send_lines":
+        for i, line in enumerate(sys.stdin):
+            qpn, psn = (int(w, 0) for w in line.split()[:2])
+            s.sendto(packet(src, dst, bth(0x04, qpn, psn) + b"abcd", 0x2000 + i), (dst, 0))
+            print("sent", flush=True)
+        return
     for i in range(count):
         ident = 0x1000 + i
         if kind == "bad_icrc":
