@@ -117,11 +117,11 @@ pub(crate) struct Closed {
 }
 
 /// The device's run-time knobs (debugfs `rrxe-<dev>/`): congestion control in
-/// `cc_params/`, verified WRITEs in `verify/`, allocation-failure injection in `fault/`.
+/// `cc_params/`, verified WRITEs in `verify/`, fault points for tests in `fault/`.
 pub(crate) struct DevKnobs {
     cc: Knobs,
     verify: VerifyKnobs,
-    /// Allocation failures injected into the packet paths.
+    /// Fault points for tests (allocation failures, a held QP).
     pub(crate) fault: FaultPoint,
 }
 
