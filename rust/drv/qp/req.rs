@@ -610,13 +610,13 @@ impl Qp {
     /// A SACK arrived: send exactly the PSNs it names, before any new data.
     pub(super) fn on_sack(&self, st: &mut State, s: &Sack) {
         self.dev.stats.sack_rcvd.inc();
-        st.sack.begin(st.req.comp_psn);
+        let hold_ns = u64::from(st.pto.sack_hold_us(PROBE_INITIAL_US)) * 1000;
+        st.sack.begin(st.req.comp_psn, mono_ns(), hold_ns);
         for p in s.iter() {
             if st.sack.resend(s.full, p) {
                 self.retransmit_psn(st, p, sel::XF_RETX);
             }
         }
-        st.sack.end(s.full, st.req.comp_psn);
     }
 
     /// Silence after which a tail-loss probe is sent, the probes already sent in this

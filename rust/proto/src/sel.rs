@@ -588,6 +588,13 @@ impl ProbeDelay {
         }
     }
 
+    /// How long a full SACK leaves a resent PSN alone ([`super::rc::sack::SackTx`]'s
+    /// period), in µs: half the retransmission timeout, so at least the smoothed round
+    /// trip; `initial_us` before the first sample.
+    pub fn sack_hold_us(&self, initial_us: u32) -> u32 {
+        self.rto_us().map_or(initial_us, |r| r / 2)
+    }
+
     /// The smallest round trip of the last 64 to 128 samples, in microseconds (`None`
     /// before the first).
     pub fn min_rtt_us(&self) -> Option<u32> {

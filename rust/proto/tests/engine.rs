@@ -38,7 +38,7 @@ use rrxe_proto::rc::req::{ReadResp, Requester, Slot, WqeHead};
 use rrxe_proto::rc::resp::{Check, Dup, Responder, REPLAY};
 use rrxe_proto::rc::sack::{Arrive, CatchUp, Keeper, SackTx};
 use rrxe_proto::rc::{needs_response, packets, Retry, ACK};
-use rrxe_proto::sel::{Sack, RX_SPAN};
+use rrxe_proto::sel::{ProbeDelay, Sack, RX_SPAN};
 use rrxe_proto::uapi::{wc_status, wr, RingGeom};
 use rrxe_proto::verify::{crc, Alg, Crc, OnFail, TableCrc};
 use std::collections::{BTreeMap, HashMap};
@@ -49,6 +49,8 @@ use common::{messages, mtus, sizes, Link, Rng};
 /// Ticks without sending or hearing anything before the requester's transport timer
 /// fires (the driver re-arms it on both).
 const TIMEOUT: u32 = 8;
+/// A tick, in the driver's clock (nanoseconds): a millisecond.
+const TICK_NS: u64 = 1_000_000;
 /// Ticks an RNR NAK makes the requester wait.
 const RNR_TICKS: u32 = 3;
 /// Packets the requester sends per tick (and so the size of a receive batch).
@@ -194,6 +196,10 @@ struct Req {
     /// Selective retransmission negotiated: SACKs are answered, silences probed.
     sel: bool,
     sack: SackTx,
+    /// Round trips (as the driver measures them: one tick is a millisecond) and the
+    /// clock, in ticks.
+    pto: ProbeDelay,
+    now: u64,
     /// Packets sent again for a SACK, and probes.
     retx: u64,
     probes: u64,
@@ -240,6 +246,16 @@ impl Req {
                 (true, false),
             ));
         }
+        let first = self.rq.req_psn;
+        self.send_new(msgs, budget, out);
+        if self.rq.req_psn != first {
+            let now = self.now;
+            self.pto.sent(self.rq.req_psn.sub(1), || now * TICK_NS);
+        }
+    }
+
+    /// New packets, up to `budget`.
+    fn send_new(&mut self, msgs: &[Vec<u8>], budget: usize, out: &mut Vec<Pkt>) {
         for _ in 0..budget {
             if self.rq.rnr_wait || self.rq.window_full() {
                 return;
@@ -324,17 +340,22 @@ impl Req {
             Back::Sack(psn, s) => {
                 // An ACK first (cumulative), then exactly the PSNs it names.
                 self.ack_upto(psn, true);
+                self.sampled(psn);
                 let comp = self.rq.comp_psn;
-                self.sack.begin(comp);
+                let hold = u64::from(self.pto.sack_hold_us(TICK_NS as u32 / 1000)) * 1000;
+                self.sack.begin(comp, self.now * TICK_NS, hold);
                 for p in s.iter() {
                     if self.sack.resend(s.full, p) {
                         self.retx += u64::from(self.retransmit(p, false, out));
+                        self.pto.cancel();
                     }
                 }
-                self.sack.end(s.full, self.rq.comp_psn);
             }
             Back::Aeth(psn, syn) => match self.rq.on_syndrome(syn) {
-                Reply::Ack => self.ack_upto(psn, true),
+                Reply::Ack => {
+                    self.ack_upto(psn, true);
+                    self.sampled(psn);
+                }
                 Reply::GoBack => {
                     self.ack_upto(psn, false);
                     self.rewind(psn);
@@ -415,6 +436,14 @@ impl Req {
         }
         self.rq.answered();
         Ok(true)
+    }
+
+    /// An acknowledgement of everything up to `psn` arrived: a round-trip sample if it
+    /// covers the timed packet.
+    fn sampled(&mut self, psn: Psn) {
+        if self.pto.covers(psn) {
+            self.pto.sample(self.now * TICK_NS);
+        }
     }
 
     /// As the driver's `retransmit_psn`: PSN `p` again, alone (a READ or atomic: going
@@ -810,6 +839,8 @@ struct Setup {
     kept_max: usize,
     /// Verified WRITEs: (per-mille chance of a corrupted placement, retries).
     verify: Option<(u32, u32)>,
+    /// Extra delay per packet, up to this many ticks, both ways, order kept.
+    jitter: u32,
 }
 
 /// Messages of `sizes`, each of the kind two bits of `kinds` name.
@@ -847,6 +878,8 @@ fn run(sizes: &[usize], kinds: u64, s: Setup) -> Outcome {
         ack_reqs: 0,
         sel: s.sel,
         sack: SackTx::new(start),
+        pto: ProbeDelay::new(),
+        now: 0,
         retx: 0,
         probes: 0,
         verify: s.verify.map(|(_, r)| r),
@@ -878,14 +911,15 @@ fn run(sizes: &[usize], kinds: u64, s: Setup) -> Outcome {
         vok: 0,
     };
     let mut rng = Rng(s.seed | 1);
-    let mut fwd: Link<Pkt> = Link::new(loss, dup, reorder);
-    let mut back: Link<Back> = Link::new(loss, dup, reorder);
+    let mut fwd: Link<Pkt> = Link::new(loss, dup, reorder).with_jitter(s.jitter);
+    let mut back: Link<Back> = Link::new(loss, dup, reorder).with_jitter(s.jitter);
     let (mut silent, mut timeouts, mut failed) = (0u32, 0u64, None);
     let mut seen = HashMap::new();
     for now in 0..400_000u64 {
         if req.completions.len() == n || failed.is_some() {
             break;
         }
+        req.now = now;
         if let Some(c) = &mut resp.credits {
             if now % u64::from(s.replenish) == 0 {
                 *c += 1;
@@ -997,6 +1031,7 @@ fn setup(mtu: usize, seed: u64, link: (u32, u32, u32)) -> Setup {
         sel: false,
         kept_max: usize::MAX,
         verify: None,
+        jitter: 0,
     }
 }
 
@@ -1151,13 +1186,16 @@ proptest! {
         prop_assert!(o.max_kept <= 256);
     }
 
-    /// Selective, loss, duplication and reordering, a small keep limit, a slow
-    /// receiver: still exact and in order.
+    /// Selective, loss, duplication, reordering and a path whose delay varies, a small
+    /// keep limit, a slow receiver: still exact and in order.
     #[test]
     fn sel_hostile_link(sizes in sizes(), kinds in any::<u64>(), mtu in mtus(),
                         seed in any::<u64>(), loss in 0u32..100, dup in 0u32..100,
-                        reorder in 0u32..200, kept_max in 4usize..300, replenish in 0u32..4) {
-        let s = Setup { kept_max, replenish, ..selective(mtu, seed, (loss, dup, reorder)) };
+                        reorder in 0u32..200, kept_max in 4usize..300, replenish in 0u32..4,
+                        jitter in prop_oneof![Just(0u32), 0u32..64]) {
+        let s = Setup {
+            kept_max, replenish, jitter, ..selective(mtu, seed, (loss, dup, reorder))
+        };
         let o = run(&sizes, kinds, s);
         prop_assert!(o.ok);
         prop_assert!(o.max_kept <= kept_max);
@@ -1177,6 +1215,28 @@ fn sel_one_percent_loss_ratio() {
     }
     assert!(lost > 0);
     assert!(resent * 10 <= lost * 12, "resent {resent} lost {lost}");
+}
+
+/// Selective at 5% loss on a path whose delay varies far beyond the probe delay (each
+/// packet up to 24 ticks late, in order, against a silence of 8 ticks before a probe):
+/// most silences end in a probe, and each probe's answer names every hole, repairs on
+/// their way included. A full SACK resends only what was not resent recently (5,053
+/// packets resent for 1,281 lost when each answer resent every hole; 1,563 for 1,151).
+#[test]
+fn sel_jittery_path_loss_ratio() {
+    let (mut retx, mut probes, mut lost) = (0, 0, 0);
+    for seed in 1..20 {
+        let s = Setup {
+            jitter: 48,
+            ..selective(1024, seed * 7919, (50, 0, 0))
+        };
+        let o = run(&[65536; 16], 0, s);
+        assert!(o.ok);
+        retx += o.retx;
+        probes += o.probes;
+        lost += o.lost;
+    }
+    assert!(retx <= lost * 2, "retx {retx} probes {probes} lost {lost}");
 }
 
 /// Selective: the acknowledgement of an atomic at the head is lost while later WRITEs

@@ -194,43 +194,62 @@ impl Keeper {
 }
 
 /// The selective requester's SACK rule.
+///
+/// A SACK the responder sends on its own (incremental) names holes it has just found:
+/// each PSN it names goes out again. A probe's answer (full) names every hole, repairs
+/// still on their way included; it resends only the PSNs not resent recently. Recently
+/// is a period of at least `hold` (the caller's round-trip bound, see
+/// [`SackTx::begin`]): a resent PSN is left alone by full SACKs for one to two periods,
+/// the time its repair needs to be seen. Without it, on a path whose round trips vary
+/// far beyond the probe delay, every probe's answer resent every hole again (one lost
+/// packet cost five resends on a slow, loaded guest). A repair that is lost is still
+/// found: the responder reports a hole again when a later retransmission overtakes its
+/// repair, and the period ends.
 #[derive(Clone, Copy, Debug)]
 pub struct SackTx {
-    /// PSNs resent for an incremental SACK since the last full one (a full SACK, the
-    /// answer to a probe, does not resend them again at once: they are likely still on
-    /// their way).
-    resent: PsnBits<4>,
+    /// PSNs resent in the current period.
+    cur: PsnBits<4>,
+    /// PSNs resent in the period before it.
+    prev: PsnBits<4>,
+    /// When the current period started (the caller's clock).
+    since: u64,
 }
 
 impl SackTx {
     /// Nothing resent, from `comp`.
     pub const fn new(comp: Psn) -> Self {
         SackTx {
-            resent: PsnBits::new(comp),
+            cur: PsnBits::new(comp),
+            prev: PsnBits::new(comp),
+            since: 0,
         }
     }
 
-    /// A SACK arrived and its cumulative part moved the completer to `comp`.
-    pub fn begin(&mut self, comp: Psn) {
-        self.resent.advance_to(comp);
+    /// A SACK arrived at `now` and its cumulative part moved the completer to `comp`.
+    /// A period lasts `hold` (same unit as `now`): once it is over, the PSNs resent in it
+    /// become the previous period's, and those of the period before are forgotten.
+    pub fn begin(&mut self, comp: Psn, now: u64, hold: u64) {
+        let age = now.saturating_sub(self.since);
+        if age >= hold {
+            self.prev = if age >= hold.saturating_mul(2) {
+                PsnBits::new(comp)
+            } else {
+                self.cur
+            };
+            self.cur = PsnBits::new(comp);
+            self.since = now;
+        }
+        self.cur.advance_to(comp);
+        self.prev.advance_to(comp);
     }
 
     /// Whether the SACK (`full`: a probe's answer) makes PSN `p` go out again.
     pub fn resend(&mut self, full: bool, p: Psn) -> bool {
-        if full {
-            !self.resent.get(p)
-        } else {
-            self.resent.set(p);
-            true
+        if full && (self.cur.get(p) || self.prev.get(p)) {
+            return false;
         }
-    }
-
-    /// The SACK was handled: after a full one, the next probe's answer resends whatever
-    /// is still missing.
-    pub fn end(&mut self, full: bool, comp: Psn) {
-        if full {
-            self.resent = PsnBits::new(comp);
-        }
+        self.cur.set(p);
+        true
     }
 }
 
@@ -328,13 +347,30 @@ mod tests {
     #[test]
     fn sack_resends() {
         let mut t = SackTx::new(Psn::new(0));
-        t.begin(Psn::new(0));
+        t.begin(Psn::new(0), 100, 10);
         assert!(t.resend(false, Psn::new(3)));
         assert!(t.resend(false, Psn::new(3)));
-        // A full SACK skips what an incremental one just resent.
+        // A full SACK skips what an incremental one just resent, and what it resent.
         assert!(!t.resend(true, Psn::new(3)));
         assert!(t.resend(true, Psn::new(4)));
-        t.end(true, Psn::new(1));
+        t.begin(Psn::new(1), 105, 10);
+        assert!(!t.resend(true, Psn::new(3)));
+        assert!(!t.resend(true, Psn::new(4)));
+        // One period later they are the previous period's: still left alone.
+        t.begin(Psn::new(1), 112, 10);
+        assert!(!t.resend(true, Psn::new(3)));
+        assert!(t.resend(true, Psn::new(5)));
+        // Two periods after their resend, a probe's answer resends them.
+        t.begin(Psn::new(1), 122, 10);
         assert!(t.resend(true, Psn::new(3)));
+        assert!(t.resend(true, Psn::new(4)));
+        assert!(!t.resend(true, Psn::new(5)));
+        // A long silence forgets both periods.
+        t.begin(Psn::new(1), 200, 10);
+        assert!(t.resend(true, Psn::new(3)));
+        assert!(t.resend(true, Psn::new(5)));
+        // PSNs acknowledged leave the maps: the PSN 256 later is a different one.
+        t.begin(Psn::new(200), 201, 10);
+        assert!(t.resend(true, Psn::new(259)));
     }
 }

@@ -92,6 +92,10 @@ pub struct Link<T: Copy> {
     loss: u32,
     dup: u32,
     reorder: u32,
+    /// Extra delay, up to this many ticks, with the order kept (a slow, busy host).
+    jitter: u32,
+    /// When the last packet sent with jitter arrives.
+    last: u64,
     /// Packets lost so far.
     pub lost: u64,
 }
@@ -105,8 +109,16 @@ impl<T: Copy> Link<T> {
             loss,
             dup,
             reorder,
+            jitter: 0,
+            last: 0,
             lost: 0,
         }
+    }
+
+    /// The same link, each packet delayed by up to `jitter` more ticks, in order: a
+    /// delayed packet holds up the ones behind it.
+    pub fn with_jitter(self, jitter: u32) -> Self {
+        Link { jitter, ..self }
     }
 
     /// Sends `v` at tick `now`.
@@ -118,8 +130,13 @@ impl<T: Copy> Link<T> {
         let copies = if rng.pct(self.dup) { 2 } else { 1 };
         for _ in 0..copies {
             let delay = if rng.pct(self.reorder) { 4 } else { 1 };
+            let mut at = now + delay;
+            if self.jitter > 0 {
+                at = (at + u64::from(rng.below(self.jitter + 1))).max(self.last);
+                self.last = at;
+            }
             self.seq += 1;
-            self.q.insert((now + delay, self.seq), v);
+            self.q.insert((at, self.seq), v);
         }
     }
 
