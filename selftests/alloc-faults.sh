@@ -6,12 +6,14 @@
 # receive queue. Each failure is a lost packet, counted in nomem, that the protocol
 # recovers: WRITE+READ, SEND and verified-WRITE streams complete byte-exact with both
 # devices failing allocations, no work request fails, reassembly memory goes back to
-# zero, and once the point is off the device runs clean. (The verbs' own allocations:
-# failslab.sh, on the debug kernel.)
+# zero, and once the point is off the device runs clean. UD has nothing to recover: its
+# sends complete successfully, the datagrams whose allocation failed are lost, and every
+# one that arrives is intact (tools/ud_stream.py, python3-pyverbs). (The verbs' own
+# allocations: failslab.sh, on the debug kernel.)
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 rrxe_require verify
-ktap_set_plan 8
+ktap_set_plan 10
 hosts_up
 devs_up
 . lib/verify.sh
@@ -64,6 +66,38 @@ ktap_eq "every verified WRITE checked once, none failed" "200 200 0 0" \
 	"$(delta rrxe0.verify_sent) $(delta rrxe1.verify_ok) $(delta rrxe1.verify_failed) $(delta rrxe0.verify_resent)"
 vknob rrxe0 enable 0
 vknob rrxe1 enable 0
+
+# ud <count>: UD SENDs of 1 KiB from rrxe0 to rrxe1 (ud_stream.py's checks); its summary
+# line goes to the log and to $TMPD/ud.out.
+ud() {
+	timeout $((120 * SLOW)) python3 tools/ud_stream.py rrxe0 rrxe1 "$1" 1024 $((100 * SLOW)) >$TMPD/ud.out 2>&1
+	local rc=$?
+	sed 's/^/# /' $TMPD/ud.out
+	return $rc
+}
+# ud_faulty <n>: 1000 datagrams with every n-th allocation failing on both devices: the
+# stream's checks pass, failures were injected and counted, and some datagrams are lost.
+ud_faulty() {
+	local f0 m0 f1 m1 rc got
+	f0=($(both fault_alloc)) m0=($(both nomem))
+	interval "$1"
+	ud 1000
+	rc=$?
+	interval 0
+	f1=($(both fault_alloc)) m1=($(both nomem))
+	got=$(awk '/^sent/ { print $4 }' $TMPD/ud.out)
+	echo "# every ${1}th: injected $((f1[0] - f0[0])) (rrxe0) and $((f1[1] - f0[1])) (rrxe1), nomem $((m1[0] - m0[0])) and $((m1[1] - m0[1]))"
+	[ $rc = 0 ] && [ $((f1[0] - f0[0])) -gt 0 ] && [ $((m1[0] - m0[0])) -ge $((f1[0] - f0[0])) ] &&
+		[ "${got:-1000}" -lt 1000 ]
+}
+if python3 -c 'import pyverbs.device' 2>/dev/null; then
+	ktap_check "UD SEND 1 KiB x1000, every 10th allocation failing: sends succeed, losses only" ud_faulty 10
+	ktap_check "UD with the point off: 2000 of 2000 datagrams arrive intact" \
+		eval 'ud 2000 && grep -qx "sent 2000 received 2000" $TMPD/ud.out'
+else
+	ktap_test_skip "UD under allocation failures (python3-pyverbs not installed)"
+	ktap_test_skip "UD with the point off (python3-pyverbs not installed)"
+fi
 
 ktap_eq "no reassembly memory held afterwards (reasm_bytes)" "0 0" "$(both reasm_bytes)"
 f0=$(both fault_alloc)
