@@ -49,9 +49,10 @@ lossy() {
 	local pct=$1
 	shift
 	netem loss "$pct%"
-	local k0 r0 t0 g0 s0 x0 n0 a0
+	local k0 r0 t0 g0 s0 x0 n0 a0 d0 q0
 	k0=$(sum ooo_kept) r0=$(sum retx_packets) t0=$(sum tlp_sent) g0=$(sum retransmits)
 	s0=$(sum sack_sent) x0=$(sum sack_spurious) n0=$(sum rnr_nak_sent) a0=$(sum sack_again)
+	d0=$(sum duplicates) q0=$(( $(sum drop_rx_queue) + $(sum drop_reasm_limit) ))
 	verify "$@" || { netem none; return 1; }
 	local lost kept retx tlp gbn
 	lost=$(dropped)
@@ -61,7 +62,8 @@ lossy() {
 	echo "# loss $pct%: lost $lost, resent $retx (probes $tlp), kept out of order $kept," \
 		"SACKs $(( $(sum sack_sent) - s0 )) (spurious holes $(( $(sum sack_spurious) - x0 )), reported again $(( $(sum sack_again) - a0 ))),"  \
 		"RNR NAKs $(( $(sum rnr_nak_sent) - n0 ))," \
-		"go-back-N $gbn"
+		"duplicates $(( $(sum duplicates) - d0 )), dropped by the receiver" \
+		"$(( $(sum drop_rx_queue) + $(sum drop_reasm_limit) - q0 )), go-back-N $gbn"
 	[ "$lost" -gt 0 ] && [ "$kept" -gt 0 ] && [ "$retx" -le $(( 2 * lost + tlp + 8 )) ]
 }
 ktap_check "SEND 64 KiB x300 under 0.1% loss" lossy 0.1 -o send -s 65536 -n 300 -k 8

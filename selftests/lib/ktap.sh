@@ -93,7 +93,8 @@ rrxe_require() {
 	modprobe veth 2>/dev/null
 	# A script the runner stopped at its timeout may still be cleaning up (its trap runs
 	# once the tool it was waiting for exits): give its devices time to go.
-	wait_for "[ ! -e /sys/class/infiniband/rrxe0 ] && [ ! -e /sys/class/infiniband/rrxe1 ]" 60
+	# (On the debug kernel a stopped selective.sh still held them after 60 s.)
+	wait_for "[ ! -e /sys/class/infiniband/rrxe0 ] && [ ! -e /sys/class/infiniband/rrxe1 ]" $((60 * SLOW))
 	[ -e /sys/class/infiniband/rrxe0 ] || [ -e /sys/class/infiniband/rrxe1 ] &&
 		rrxe_skip "rrxe0 or rrxe1 exists already: this test creates its own"
 	rdma system show 2>/dev/null | grep -q 'netns exclusive' &&
@@ -133,6 +134,12 @@ rrxe_load() {
 rrxe_cleanup() {
 	local p
 	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null; done
+	# Tools run under timeout(1), which puts them in a process group of their own: a
+	# killed job leaves its tool running, and a tool stopped by the runner's timeout
+	# keeps its device open. Whatever still runs in the two namespaces goes too.
+	for p in "$NS0" "$NS1"; do
+		netns_exists "$p" && ip netns pids "$p" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	done
 	wait 2>/dev/null
 	devs_down >/dev/null 2>&1
 	hosts_down >/dev/null 2>&1
