@@ -642,7 +642,7 @@ impl Qp {
             let psn = Psn::new(attr.sq_psn);
             st.req.set_psn(psn);
             st.rd.restart(psn);
-            st.sack = SackTx::new(psn);
+            st.sack.restart(psn);
             st.pto = ProbeDelay::new();
         }
         if m(b::ib_qp_attr_mask_IB_QP_AV) {

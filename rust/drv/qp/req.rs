@@ -611,9 +611,9 @@ impl Qp {
     pub(super) fn on_sack(&self, st: &mut State, s: &Sack) {
         self.dev.stats.sack_rcvd.inc();
         let hold_ns = u64::from(st.pto.sack_hold_us(PROBE_INITIAL_US)) * 1000;
-        st.sack.begin(st.req.comp_psn, mono_ns(), hold_ns);
+        st.sack.begin(s.full, st.req.comp_psn, mono_ns(), hold_ns);
         for p in s.iter() {
-            if st.sack.resend(s.full, p) {
+            if st.sack.resend(p) {
                 self.retransmit_psn(st, p, sel::XF_RETX);
             }
         }

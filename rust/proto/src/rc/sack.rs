@@ -193,18 +193,46 @@ impl Keeper {
     }
 }
 
+/// Probes a full SACK may lag behind (its answer, or several, lost): the oldest probe
+/// taken to be unanswered is at most this many probes old.
+const PROBE_LAG: u16 = 64;
+
+/// What the SACK being handled is (see [`SackTx::begin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Sent by the responder on its own: resend all it names.
+    Incremental,
+    /// Every hole, but no probe is waiting for an answer: the round-trip rule only.
+    Full,
+    /// The answer to the probe with this number.
+    Answer(u16),
+}
+
 /// The selective requester's SACK rule.
 ///
 /// A SACK the responder sends on its own (incremental) names holes it has just found:
 /// each PSN it names goes out again. A probe's answer (full) names every hole, repairs
-/// still on their way included; it resends only the PSNs not resent recently. Recently
-/// is a period of at least `hold` (the caller's round-trip bound, see
-/// [`SackTx::begin`]): a resent PSN is left alone by full SACKs for one to two periods,
-/// the time its repair needs to be seen. Without it, on a path whose round trips vary
-/// far beyond the probe delay, every probe's answer resent every hole again (one lost
-/// packet cost five resends on a slow, loaded guest). A repair that is lost is still
-/// found: the responder reports a hole again when a later retransmission overtakes its
-/// repair, and the period ends.
+/// still on their way included; it resends only the PSNs whose last resend would have
+/// reached the responder already, had it not been lost. Two rules say which:
+///
+/// - **The probes' order.** The path keeps order, so a repair sent before the probe a
+///   full SACK answers arrived before that probe or was lost, and one sent after it may
+///   still be on its way. Probes are numbered; each resent PSN remembers how many probes
+///   went out before its resend; the full SACKs answer the probes in turn (the oldest
+///   probe without an answer, at most [`PROBE_LAG`] behind, so lost answers cost little).
+/// - **The round trip.** A full SACK leaves alone the PSNs resent in the current or
+///   previous period of at least `hold` (the caller's round-trip bound, see
+///   [`SackTx::begin`]): one to two periods, the time a repair needs to be seen. This is
+///   the only rule for a full SACK that no probe waits for (a responder at its keep limit
+///   names every hole at a batch's end).
+///
+/// Without them, on a path whose round trips vary far beyond the probe delay, every
+/// probe's answer resent every hole again (one lost packet cost five resends on a slow,
+/// loaded guest). The round trip alone is not enough: heavy loss cancels nearly every
+/// round-trip sample (Karn's rule), so the estimate, and the hold, can stay at the
+/// lossless path's while the loaded path's round trip grows tenfold. A repair that is lost
+/// is still found: the responder reports a hole again when a later retransmission
+/// overtakes its repair, and the answer to the next probe resends it.
 #[derive(Clone, Copy, Debug)]
 pub struct SackTx {
     /// PSNs resent in the current period.
@@ -213,6 +241,19 @@ pub struct SackTx {
     prev: PsnBits<4>,
     /// When the current period started (the caller's clock).
     since: u64,
+    /// PSNs resent since the completer's PSN: their `epoch` is valid.
+    resent: PsnBits<4>,
+    /// For each resent PSN (indexed by the PSN modulo the span): the probes sent before
+    /// its last resend.
+    epoch: [u16; PsnBits::<4>::SPAN as usize],
+    /// The same for its first resend since it was last acknowledged.
+    first: [u16; PsnBits::<4>::SPAN as usize],
+    /// Probes sent (wrapping).
+    probes: u16,
+    /// Probes taken to be answered (wrapping; never after `probes`).
+    answered: u16,
+    /// The SACK being handled.
+    kind: Kind,
 }
 
 impl SackTx {
@@ -222,13 +263,33 @@ impl SackTx {
             cur: PsnBits::new(comp),
             prev: PsnBits::new(comp),
             since: 0,
+            resent: PsnBits::new(comp),
+            epoch: [0; PsnBits::<4>::SPAN as usize],
+            first: [0; PsnBits::<4>::SPAN as usize],
+            probes: 0,
+            answered: 0,
+            kind: Kind::Incremental,
         }
     }
 
-    /// A SACK arrived at `now` and its cumulative part moved the completer to `comp`.
-    /// A period lasts `hold` (same unit as `now`): once it is over, the PSNs resent in it
-    /// become the previous period's, and those of the period before are forgotten.
-    pub fn begin(&mut self, comp: Psn, now: u64, hold: u64) {
+    /// Nothing resent, from `comp` again (a modify set the PSN), in place: the
+    /// structure is over a kilobyte, too much for a temporary on a kernel stack. (The
+    /// epochs of PSNs not marked resent are never read.)
+    pub fn restart(&mut self, comp: Psn) {
+        self.cur = PsnBits::new(comp);
+        self.prev = PsnBits::new(comp);
+        self.since = 0;
+        self.resent = PsnBits::new(comp);
+        self.probes = 0;
+        self.answered = 0;
+        self.kind = Kind::Incremental;
+    }
+
+    /// A SACK (`full`: every hole) arrived at `now` and its cumulative part moved the
+    /// completer to `comp`. A period lasts `hold` (same unit as `now`): once it is over,
+    /// the PSNs resent in it become the previous period's, and those of the period before
+    /// are forgotten.
+    pub fn begin(&mut self, full: bool, comp: Psn, now: u64, hold: u64) {
         let age = now.saturating_sub(self.since);
         if age >= hold {
             self.prev = if age >= hold.saturating_mul(2) {
@@ -241,15 +302,98 @@ impl SackTx {
         }
         self.cur.advance_to(comp);
         self.prev.advance_to(comp);
+        self.kind = if !full {
+            Kind::Incremental
+        } else if self.answered == self.probes {
+            Kind::Full
+        } else {
+            let oldest = self.probes.wrapping_sub(PROBE_LAG);
+            if (oldest.wrapping_sub(self.answered) as i16) > 0 {
+                self.answered = oldest;
+            }
+            self.answered = self.answered.wrapping_add(1);
+            Kind::Answer(self.answered)
+        };
+        // (After the pairing: a probe's answer may acknowledge repairs that reached the
+        // responder in the same batch as the probe.)
+        self.acked_to(comp);
     }
 
-    /// Whether the SACK (`full`: a probe's answer) makes PSN `p` go out again.
-    pub fn resend(&mut self, full: bool, p: Psn) -> bool {
-        if full && (self.cur.get(p) || self.prev.get(p)) {
+    /// The completer moved to `comp`. The first repair of a PSN it passed went out after
+    /// the probes its epoch counts (a later one may be a spurious resend, not the one that
+    /// arrived), so the responder received those probes before that PSN and answered
+    /// them before acknowledging it: an answer to them that did not come is lost, and the
+    /// next full SACK answers a later probe.
+    fn acked_to(&mut self, comp: Psn) {
+        let d = comp.diff(self.resent.base());
+        if d <= 0 {
+            return;
+        }
+        let mut q = self.resent.base();
+        let mut latest = self.answered;
+        for _ in 0..(d as u32).min(PsnBits::<4>::SPAN) {
+            if self.resent.get(q) {
+                if let Some(&e) = self.first.get(Self::slot(q)) {
+                    if e.wrapping_sub(latest) as i16 > 0 {
+                        latest = e;
+                    }
+                }
+            }
+            q = q.add(1);
+        }
+        // (Never beyond the probes sent: the epochs count those.)
+        self.answered = latest;
+        self.resent.advance_to(comp);
+    }
+
+    /// A tail-loss probe was sent.
+    pub fn probe_sent(&mut self) {
+        self.probes = self.probes.wrapping_add(1);
+    }
+
+    /// Whether the SACK [`SackTx::begin`] announced makes PSN `p` go out again.
+    pub fn resend(&mut self, p: Psn) -> bool {
+        if self.held(p) {
             return false;
         }
         self.cur.set(p);
+        if let Some(new) = self.resent.set(p) {
+            let i = Self::slot(p);
+            if let Some(e) = self.epoch.get_mut(i) {
+                *e = self.probes;
+            }
+            if new {
+                if let Some(e) = self.first.get_mut(i) {
+                    *e = self.probes;
+                }
+            }
+        }
         true
+    }
+
+    /// `p`'s index in `epoch`.
+    fn slot(p: Psn) -> usize {
+        (p.get() % PsnBits::<4>::SPAN) as usize
+    }
+
+    /// The SACK being handled leaves `p` alone (see [`SackTx`]).
+    fn held(&self, p: Psn) -> bool {
+        let probe = match self.kind {
+            Kind::Incremental => return false,
+            Kind::Full => None,
+            Kind::Answer(j) => Some(j),
+        };
+        if self.cur.get(p) || self.prev.get(p) {
+            return true;
+        }
+        // Resent after probe `j` went out: it may still be on its way.
+        probe.is_some_and(|j| {
+            self.resent.get(p)
+                && self
+                    .epoch
+                    .get(Self::slot(p))
+                    .is_some_and(|&e| e.wrapping_sub(j) as i16 >= 0)
+        })
     }
 }
 
@@ -347,30 +491,72 @@ mod tests {
     #[test]
     fn sack_resends() {
         let mut t = SackTx::new(Psn::new(0));
-        t.begin(Psn::new(0), 100, 10);
-        assert!(t.resend(false, Psn::new(3)));
-        assert!(t.resend(false, Psn::new(3)));
+        t.begin(false, Psn::new(0), 100, 10);
+        assert!(t.resend(Psn::new(3)));
+        assert!(t.resend(Psn::new(3)));
         // A full SACK skips what an incremental one just resent, and what it resent.
-        assert!(!t.resend(true, Psn::new(3)));
-        assert!(t.resend(true, Psn::new(4)));
-        t.begin(Psn::new(1), 105, 10);
-        assert!(!t.resend(true, Psn::new(3)));
-        assert!(!t.resend(true, Psn::new(4)));
+        t.begin(true, Psn::new(0), 100, 10);
+        assert!(!t.resend(Psn::new(3)));
+        assert!(t.resend(Psn::new(4)));
+        t.begin(true, Psn::new(1), 105, 10);
+        assert!(!t.resend(Psn::new(3)));
+        assert!(!t.resend(Psn::new(4)));
         // One period later they are the previous period's: still left alone.
-        t.begin(Psn::new(1), 112, 10);
-        assert!(!t.resend(true, Psn::new(3)));
-        assert!(t.resend(true, Psn::new(5)));
-        // Two periods after their resend, a probe's answer resends them.
-        t.begin(Psn::new(1), 122, 10);
-        assert!(t.resend(true, Psn::new(3)));
-        assert!(t.resend(true, Psn::new(4)));
-        assert!(!t.resend(true, Psn::new(5)));
+        t.begin(true, Psn::new(1), 112, 10);
+        assert!(!t.resend(Psn::new(3)));
+        assert!(t.resend(Psn::new(5)));
+        // Two periods after their resend, a full SACK resends them.
+        t.begin(true, Psn::new(1), 122, 10);
+        assert!(t.resend(Psn::new(3)));
+        assert!(t.resend(Psn::new(4)));
+        assert!(!t.resend(Psn::new(5)));
         // A long silence forgets both periods.
-        t.begin(Psn::new(1), 200, 10);
-        assert!(t.resend(true, Psn::new(3)));
-        assert!(t.resend(true, Psn::new(5)));
+        t.begin(true, Psn::new(1), 200, 10);
+        assert!(t.resend(Psn::new(3)));
+        assert!(t.resend(Psn::new(5)));
         // PSNs acknowledged leave the maps: the PSN 256 later is a different one.
-        t.begin(Psn::new(200), 201, 10);
-        assert!(t.resend(true, Psn::new(259)));
+        t.begin(true, Psn::new(200), 201, 10);
+        assert!(t.resend(Psn::new(259)));
+    }
+
+    #[test]
+    fn probe_answers_follow_the_probes_order() {
+        // A round-trip hold of 1: only the probes' order holds anything back.
+        let mut t = SackTx::new(Psn::new(0));
+        let at =
+            |t: &mut SackTx, full: bool, comp: u32, now: u64| t.begin(full, Psn::new(comp), now, 1);
+        at(&mut t, false, 0, 10);
+        assert!(t.resend(Psn::new(3)));
+        // Two probes go out in a silence; their answers come in turn.
+        t.probe_sent();
+        t.probe_sent();
+        at(&mut t, true, 0, 20);
+        // PSN 3 went out before the first probe: it is lost, resend it.
+        assert!(t.resend(Psn::new(3)));
+        assert!(t.resend(Psn::new(5)));
+        at(&mut t, true, 0, 30);
+        // The second probe's answer: they went out after it, and may be on their way.
+        assert!(!t.resend(Psn::new(3)));
+        assert!(!t.resend(Psn::new(5)));
+        // No probe waits for an answer: the round-trip hold alone (over).
+        at(&mut t, true, 0, 40);
+        assert!(t.resend(Psn::new(3)));
+        // A third probe, whose answer is lost; PSNs 6 and 9 are resent after it, then a
+        // fourth probe, then PSN 8.
+        t.probe_sent();
+        at(&mut t, false, 0, 50);
+        assert!(t.resend(Psn::new(6)));
+        assert!(t.resend(Psn::new(9)));
+        t.probe_sent();
+        at(&mut t, false, 0, 60);
+        assert!(t.resend(Psn::new(8)));
+        // The completer passes PSN 6, first resent after the third probe: that probe
+        // reached the responder, and its answer will not come.
+        at(&mut t, false, 7, 70);
+        // So this full SACK answers the fourth: PSN 9 went out before it and is lost,
+        // PSN 8 after it.
+        at(&mut t, true, 7, 80);
+        assert!(t.resend(Psn::new(9)));
+        assert!(!t.resend(Psn::new(8)));
     }
 }

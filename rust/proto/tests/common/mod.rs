@@ -147,6 +147,11 @@ impl<T: Copy> Link<T> {
         due.into_values().collect()
     }
 
+    /// Whether a packet in flight satisfies `f`.
+    pub fn any(&self, f: impl Fn(&T) -> bool) -> bool {
+        self.q.values().any(f)
+    }
+
     /// Nothing in flight.
     pub fn idle(&self) -> bool {
         self.q.is_empty()
