@@ -15,6 +15,19 @@ devs_up
 
 # sum <counter>: the counter over both devices.
 sum() { echo $(( $(counter rrxe0 "$1") + $(counter rrxe1 "$1") )); }
+# snap <array>: every counter of both devices, summed over the two, into an associative
+# array: two runs of rdma(8) where reading each counter alone took a run per device (on
+# the debug kernel, where each program started costs seconds, that was minutes a case).
+snap() {
+	local -n into=$1
+	local k v
+	into=()
+	while read -r k v; do
+		into[$k]=$(( ${into[$k]:-0} + v ))
+	done < <(for dev in rrxe0 rrxe1; do
+		rdma statistic show link $dev/1 | tr ' ' '\n' | paste - - | grep -E '^[a-z][a-z0-9_]*\s+[0-9]+$'
+	done)
+}
 # netem <args...>: the same qdisc on both ends (both directions); none: remove it.
 netem() {
 	if [ "$1" = none ]; then
@@ -49,21 +62,20 @@ lossy() {
 	local pct=$1
 	shift
 	netem loss "$pct%"
-	local k0 r0 t0 g0 s0 x0 n0 a0 d0 q0
-	k0=$(sum ooo_kept) r0=$(sum retx_packets) t0=$(sum tlp_sent) g0=$(sum retransmits)
-	s0=$(sum sack_sent) x0=$(sum sack_spurious) n0=$(sum rnr_nak_sent) a0=$(sum sack_again)
-	d0=$(sum duplicates) q0=$(( $(sum drop_rx_queue) + $(sum drop_reasm_limit) ))
+	local -A b a
+	snap b
 	verify "$@" || { netem none; return 1; }
-	local lost kept retx tlp gbn
+	snap a
+	local lost
 	lost=$(dropped)
-	kept=$(( $(sum ooo_kept) - k0 )) retx=$(( $(sum retx_packets) - r0 ))
-	tlp=$(( $(sum tlp_sent) - t0 )) gbn=$(( $(sum retransmits) - g0 ))
 	netem none
+	d() { local v=0 k; for k; do v=$(( v + ${a[$k]:-0} - ${b[$k]:-0} )); done; echo $v; }
+	local kept retx tlp
+	kept=$(d ooo_kept) retx=$(d retx_packets) tlp=$(d tlp_sent)
 	echo "# loss $pct%: lost $lost, resent $retx (probes $tlp), kept out of order $kept," \
-		"SACKs $(( $(sum sack_sent) - s0 )) (spurious holes $(( $(sum sack_spurious) - x0 )), reported again $(( $(sum sack_again) - a0 ))),"  \
-		"RNR NAKs $(( $(sum rnr_nak_sent) - n0 ))," \
-		"duplicates $(( $(sum duplicates) - d0 )), dropped by the receiver" \
-		"$(( $(sum drop_rx_queue) + $(sum drop_reasm_limit) - q0 )), go-back-N $gbn"
+		"SACKs $(d sack_sent) (spurious holes $(d sack_spurious), reported again $(d sack_again))," \
+		"RNR NAKs $(d rnr_nak_sent), duplicates $(d duplicates)," \
+		"dropped by the receiver $(d drop_rx_queue drop_reasm_limit), go-back-N $(d retransmits)"
 	[ "$lost" -gt 0 ] && [ "$kept" -gt 0 ] && [ "$retx" -le $(( 2 * lost + tlp + 8 )) ]
 }
 ktap_check "SEND 64 KiB x300 under 0.1% loss" lossy 0.1 -o send -s 65536 -n 300 -k 8
