@@ -118,9 +118,10 @@ impl Qp {
             }
         }
         if pkt.info.opcode == op::RC_ACK {
+            let before = st.req.comp_psn;
             self.ack_upto(st, psn, true);
             if let Some(s) = pkt.sack() {
-                self.on_sack(st, &s);
+                self.on_sack(st, &s, before);
             }
         } else if pkt.info.opcode == op::RC_ATOMIC_ACK {
             self.atomic_response(st, pkt);

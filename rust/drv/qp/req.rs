@@ -607,11 +607,13 @@ impl Qp {
         }
     }
 
-    /// A SACK arrived: send exactly the PSNs it names, before any new data.
-    pub(super) fn on_sack(&self, st: &mut State, s: &Sack) {
+    /// A SACK arrived (the completer was at `before`; its cumulative part has been
+    /// handled): send exactly the PSNs it names, before any new data.
+    pub(super) fn on_sack(&self, st: &mut State, s: &Sack, before: Psn) {
         self.dev.stats.sack_rcvd.inc();
         let hold_ns = u64::from(st.pto.sack_hold_us(PROBE_INITIAL_US)) * 1000;
-        st.sack.begin(s.full, st.req.comp_psn, mono_ns(), hold_ns);
+        st.sack
+            .begin(s.full, before, st.req.comp_psn, mono_ns(), hold_ns);
         for p in s.iter() {
             if st.sack.resend(p) {
                 self.retransmit_psn(st, p, sel::XF_RETX);

@@ -161,8 +161,8 @@ impl Qp {
             }
         }
         self.dev.stats.tlp_sent.inc();
-        // (Its answer, a full SACK, is matched to it: see `SackTx`.)
-        st.sack.probe_sent();
+        // (Its answer, if it is a full SACK, is matched to it: see `SackTx`.)
+        st.sack.probe_sent(last);
         // READ responses: the requester fills its own holes ([`ReadRepair::probe`]).
         let comp = st.req.comp_psn;
         let (rd, mut io) = self.read_io(st);

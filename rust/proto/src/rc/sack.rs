@@ -193,8 +193,8 @@ impl Keeper {
     }
 }
 
-/// Probes a full SACK may lag behind (its answer, or several, lost): the oldest probe
-/// taken to be unanswered is at most this many probes old.
+/// Probes the matching of full SACKs may lag behind (answers lost, or probes answered by
+/// a plain ACK): the oldest probe taken to be unanswered is one of the last 64.
 const PROBE_LAG: u16 = 64;
 
 /// What the SACK being handled is (see [`SackTx::begin`]).
@@ -218,8 +218,11 @@ enum Kind {
 /// - **The probes' order.** The path keeps order, so a repair sent before the probe a
 ///   full SACK answers arrived before that probe or was lost, and one sent after it may
 ///   still be on its way. Probes are numbered; each resent PSN remembers how many probes
-///   went out before its resend; the full SACKs answer the probes in turn (the oldest
-///   probe without an answer, at most [`PROBE_LAG`] behind, so lost answers cost little).
+///   went out before its resend (and before its first resend since it was last
+///   acknowledged); the full SACKs answer the probes in turn. An answer that will not
+///   come (lost, or a plain ACK: the probe found no hole) shows when the cumulative ACK
+///   passes the latest probe's PSN or a PSN first resent after a probe (see
+///   [`SackTx::begin`]); the matching lags at most [`PROBE_LAG`] probes.
 /// - **The round trip.** A full SACK leaves alone the PSNs resent in the current or
 ///   previous period of at least `hold` (the caller's round-trip bound, see
 ///   [`SackTx::begin`]): one to two periods, the time a repair needs to be seen. This is
@@ -232,8 +235,8 @@ enum Kind {
 /// round-trip sample (Karn's rule), so the estimate, and the hold, can stay at the
 /// lossless path's while the loaded path's round trip grows tenfold. A repair that is lost
 /// is still found: the responder reports a hole again when a later retransmission
-/// overtakes its repair, and the answer to the next probe resends it.
-#[derive(Clone, Copy, Debug)]
+/// overtakes its repair, and the answer to a later probe resends it.
+#[derive(Clone, Debug)]
 pub struct SackTx {
     /// PSNs resent in the current period.
     cur: PsnBits<4>,
@@ -250,7 +253,10 @@ pub struct SackTx {
     first: [u16; PsnBits::<4>::SPAN as usize],
     /// Probes sent (wrapping).
     probes: u16,
-    /// Probes taken to be answered (wrapping; never after `probes`).
+    /// The PSN the latest probe carried.
+    probed: Option<Psn>,
+    /// Probes taken to be answered (wrapping; at most [`PROBE_LAG`] behind `probes`,
+    /// never after it).
     answered: u16,
     /// The SACK being handled.
     kind: Kind,
@@ -267,6 +273,7 @@ impl SackTx {
             epoch: [0; PsnBits::<4>::SPAN as usize],
             first: [0; PsnBits::<4>::SPAN as usize],
             probes: 0,
+            probed: None,
             answered: 0,
             kind: Kind::Incremental,
         }
@@ -281,15 +288,16 @@ impl SackTx {
         self.since = 0;
         self.resent = PsnBits::new(comp);
         self.probes = 0;
+        self.probed = None;
         self.answered = 0;
         self.kind = Kind::Incremental;
     }
 
-    /// A SACK (`full`: every hole) arrived at `now` and its cumulative part moved the
-    /// completer to `comp`. A period lasts `hold` (same unit as `now`): once it is over,
-    /// the PSNs resent in it become the previous period's, and those of the period before
-    /// are forgotten.
-    pub fn begin(&mut self, full: bool, comp: Psn, now: u64, hold: u64) {
+    /// A SACK (`full`: every hole) arrived at `now`; before it the completer was at
+    /// `before`, and its cumulative part moved it to `comp`. A period lasts `hold` (same
+    /// unit as `now`): once it is over, the PSNs resent in it become the previous
+    /// period's, and those of the period before are forgotten.
+    pub fn begin(&mut self, full: bool, before: Psn, comp: Psn, now: u64, hold: u64) {
         let age = now.saturating_sub(self.since);
         if age >= hold {
             self.prev = if age >= hold.saturating_mul(2) {
@@ -302,53 +310,67 @@ impl SackTx {
         }
         self.cur.advance_to(comp);
         self.prev.advance_to(comp);
+        // What earlier ACKs said about the probes' answers, then this SACK's pairing,
+        // then its own cumulative part (a probe's answer may acknowledge repairs that
+        // reached the responder in the same batch as the probe).
+        self.acked_to(before);
         self.kind = if !full {
             Kind::Incremental
         } else if self.answered == self.probes {
             Kind::Full
         } else {
-            let oldest = self.probes.wrapping_sub(PROBE_LAG);
-            if (oldest.wrapping_sub(self.answered) as i16) > 0 {
-                self.answered = oldest;
-            }
             self.answered = self.answered.wrapping_add(1);
             Kind::Answer(self.answered)
         };
-        // (After the pairing: a probe's answer may acknowledge repairs that reached the
-        // responder in the same batch as the probe.)
         self.acked_to(comp);
     }
 
-    /// The completer moved to `comp`. The first repair of a PSN it passed went out after
-    /// the probes its epoch counts (a later one may be a spurious resend, not the one that
-    /// arrived), so the responder received those probes before that PSN and answered
-    /// them before acknowledging it: an answer to them that did not come is lost, and the
-    /// next full SACK answers a later probe.
+    /// How many probes ago `e` (a probe count) was: 0 for the latest.
+    fn ago(&self, e: u16) -> u16 {
+        self.probes.wrapping_sub(e)
+    }
+
+    /// The completer moved to `comp`.
+    ///
+    /// - If it passed the latest probe's PSN, every probe's answer came, was lost, or is
+    ///   not a full SACK (a probe that finds no hole is answered with a plain ACK).
+    /// - The first repair of a PSN it passed went out after the probes its epoch counts
+    ///   (a later one may be a spurious resend, not the one that arrived), so the
+    ///   responder received those probes before that PSN and answered them before
+    ///   acknowledging it: an answer to them that did not come is lost.
+    ///
+    /// Either way the next full SACK answers a later probe.
     fn acked_to(&mut self, comp: Psn) {
         let d = comp.diff(self.resent.base());
         if d <= 0 {
             return;
         }
-        let mut q = self.resent.base();
-        let mut latest = self.answered;
-        for _ in 0..(d as u32).min(PsnBits::<4>::SPAN) {
-            if self.resent.get(q) {
-                if let Some(&e) = self.first.get(Self::slot(q)) {
-                    if e.wrapping_sub(latest) as i16 > 0 {
-                        latest = e;
+        if self.probed.is_some_and(|p| p.before(comp)) {
+            self.answered = self.probes;
+        }
+        if self.resent.any() {
+            let mut q = self.resent.base();
+            for _ in 0..(d as u32).min(PsnBits::<4>::SPAN) {
+                if self.resent.get(q) {
+                    if let Some(&e) = self.first.get(Self::slot(q)) {
+                        if self.ago(e) < self.ago(self.answered) {
+                            self.answered = e;
+                        }
                     }
                 }
+                q = q.add(1);
             }
-            q = q.add(1);
         }
-        // (Never beyond the probes sent: the epochs count those.)
-        self.answered = latest;
         self.resent.advance_to(comp);
     }
 
-    /// A tail-loss probe was sent.
-    pub fn probe_sent(&mut self) {
+    /// A tail-loss probe of PSN `psn` was sent.
+    pub fn probe_sent(&mut self, psn: Psn) {
         self.probes = self.probes.wrapping_add(1);
+        self.probed = Some(psn);
+        if self.ago(self.answered) > PROBE_LAG {
+            self.answered = self.probes.wrapping_sub(PROBE_LAG);
+        }
     }
 
     /// Whether the SACK [`SackTx::begin`] announced makes PSN `p` go out again.
@@ -392,7 +414,7 @@ impl SackTx {
                 && self
                     .epoch
                     .get(Self::slot(p))
-                    .is_some_and(|&e| e.wrapping_sub(j) as i16 >= 0)
+                    .is_some_and(|&e| self.ago(e) <= self.ago(j))
         })
     }
 }
@@ -488,75 +510,105 @@ mod tests {
         assert_eq!(k.catch_up(Psn::new(1)), CatchUp::Restart);
     }
 
+    /// A SACK with the completer at `comp` before and after it.
+    fn at(t: &mut SackTx, full: bool, comp: u32, now: u64, hold: u64) {
+        t.begin(full, Psn::new(comp), Psn::new(comp), now, hold)
+    }
+
     #[test]
     fn sack_resends() {
         let mut t = SackTx::new(Psn::new(0));
-        t.begin(false, Psn::new(0), 100, 10);
+        at(&mut t, false, 0, 100, 10);
         assert!(t.resend(Psn::new(3)));
         assert!(t.resend(Psn::new(3)));
         // A full SACK skips what an incremental one just resent, and what it resent.
-        t.begin(true, Psn::new(0), 100, 10);
+        at(&mut t, true, 0, 100, 10);
         assert!(!t.resend(Psn::new(3)));
         assert!(t.resend(Psn::new(4)));
-        t.begin(true, Psn::new(1), 105, 10);
+        at(&mut t, true, 1, 105, 10);
         assert!(!t.resend(Psn::new(3)));
         assert!(!t.resend(Psn::new(4)));
         // One period later they are the previous period's: still left alone.
-        t.begin(true, Psn::new(1), 112, 10);
+        at(&mut t, true, 1, 112, 10);
         assert!(!t.resend(Psn::new(3)));
         assert!(t.resend(Psn::new(5)));
         // Two periods after their resend, a full SACK resends them.
-        t.begin(true, Psn::new(1), 122, 10);
+        at(&mut t, true, 1, 122, 10);
         assert!(t.resend(Psn::new(3)));
         assert!(t.resend(Psn::new(4)));
         assert!(!t.resend(Psn::new(5)));
         // A long silence forgets both periods.
-        t.begin(true, Psn::new(1), 200, 10);
+        at(&mut t, true, 1, 200, 10);
         assert!(t.resend(Psn::new(3)));
         assert!(t.resend(Psn::new(5)));
         // PSNs acknowledged leave the maps: the PSN 256 later is a different one.
-        t.begin(true, Psn::new(200), 201, 10);
+        at(&mut t, true, 200, 201, 10);
         assert!(t.resend(Psn::new(259)));
     }
 
     #[test]
     fn probe_answers_follow_the_probes_order() {
-        // A round-trip hold of 1: only the probes' order holds anything back.
+        // A round-trip hold of 1: only the probes' order holds anything back. The probes
+        // carry PSN 20, the last one sent.
         let mut t = SackTx::new(Psn::new(0));
-        let at =
-            |t: &mut SackTx, full: bool, comp: u32, now: u64| t.begin(full, Psn::new(comp), now, 1);
-        at(&mut t, false, 0, 10);
+        let last = Psn::new(20);
+        at(&mut t, false, 0, 10, 1);
         assert!(t.resend(Psn::new(3)));
         // Two probes go out in a silence; their answers come in turn.
-        t.probe_sent();
-        t.probe_sent();
-        at(&mut t, true, 0, 20);
+        t.probe_sent(last);
+        t.probe_sent(last);
+        at(&mut t, true, 0, 20, 1);
         // PSN 3 went out before the first probe: it is lost, resend it.
         assert!(t.resend(Psn::new(3)));
         assert!(t.resend(Psn::new(5)));
-        at(&mut t, true, 0, 30);
+        at(&mut t, true, 0, 30, 1);
         // The second probe's answer: they went out after it, and may be on their way.
         assert!(!t.resend(Psn::new(3)));
         assert!(!t.resend(Psn::new(5)));
         // No probe waits for an answer: the round-trip hold alone (over).
-        at(&mut t, true, 0, 40);
+        at(&mut t, true, 0, 40, 1);
         assert!(t.resend(Psn::new(3)));
         // A third probe, whose answer is lost; PSNs 6 and 9 are resent after it, then a
         // fourth probe, then PSN 8.
-        t.probe_sent();
-        at(&mut t, false, 0, 50);
+        t.probe_sent(last);
+        at(&mut t, false, 0, 50, 1);
         assert!(t.resend(Psn::new(6)));
         assert!(t.resend(Psn::new(9)));
-        t.probe_sent();
-        at(&mut t, false, 0, 60);
+        t.probe_sent(last);
+        at(&mut t, false, 0, 60, 1);
         assert!(t.resend(Psn::new(8)));
-        // The completer passes PSN 6, first resent after the third probe: that probe
-        // reached the responder, and its answer will not come.
-        at(&mut t, false, 7, 70);
-        // So this full SACK answers the fourth: PSN 9 went out before it and is lost,
-        // PSN 8 after it.
-        at(&mut t, true, 7, 80);
+        // A plain ACK passes PSN 6, first resent after the third probe: that probe
+        // reached the responder, and its answer will not come. The next full SACK
+        // (which acknowledges nothing more) answers the fourth: PSN 9 went out before it
+        // and is lost, PSN 8 after it.
+        t.begin(true, Psn::new(7), Psn::new(7), 70, 1);
         assert!(t.resend(Psn::new(9)));
         assert!(!t.resend(Psn::new(8)));
+    }
+
+    #[test]
+    fn probes_without_a_full_answer() {
+        let mut t = SackTx::new(Psn::new(0));
+        at(&mut t, false, 0, 10, 1);
+        assert!(t.resend(Psn::new(3)));
+        // Probes that found no hole were answered by plain ACKs, which passed their PSN.
+        t.probe_sent(Psn::new(5));
+        t.probe_sent(Psn::new(5));
+        at(&mut t, false, 6, 20, 1);
+        assert!(t.resend(Psn::new(8)));
+        // Later a full SACK no probe waits for: the round-trip hold alone (over).
+        at(&mut t, true, 6, 30, 1);
+        assert!(t.resend(Psn::new(8)));
+        // 70,000 probes whose answers never come (the counts wrap): the matching stays
+        // within the last 64, and a repair sent after the latest is still held.
+        for _ in 0..70_000 {
+            t.probe_sent(Psn::new(40));
+        }
+        at(&mut t, false, 6, 40, 1);
+        assert!(t.resend(Psn::new(9)));
+        at(&mut t, true, 6, 50, 1);
+        assert!(!t.resend(Psn::new(9)));
+        // ... and one sent before the probe that full SACK answers is resent.
+        assert!(t.resend(Psn::new(8)));
     }
 }
