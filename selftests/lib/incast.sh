@@ -18,6 +18,11 @@ BN_MAX=90000
 
 cc_down() {
 	local i
+	# The tools first: one stopped by the runner's timeout keeps its device (and so its
+	# namespace) alive, and the next exclusive script would skip.
+	netns_kill "$NSD"
+	for i in $SENDERS; do netns_kill "$(ns_s $i)"; done
+	netns_kill "$NSR"
 	ip netns del "$NSD" 2>/dev/null
 	for i in $SENDERS; do ip netns del "$(ns_s $i)" 2>/dev/null; done
 	ip netns del "$NSR" 2>/dev/null

@@ -137,9 +137,7 @@ rrxe_cleanup() {
 	# Tools run under timeout(1), which puts them in a process group of their own: a
 	# killed job leaves its tool running, and a tool stopped by the runner's timeout
 	# keeps its device open. Whatever still runs in the two namespaces goes too.
-	for p in "$NS0" "$NS1"; do
-		netns_exists "$p" && ip netns pids "$p" 2>/dev/null | xargs -r kill -9 2>/dev/null
-	done
+	for p in "$NS0" "$NS1"; do netns_kill "$p"; done
 	wait 2>/dev/null
 	devs_down >/dev/null 2>&1
 	hosts_down >/dev/null 2>&1
@@ -179,6 +177,10 @@ kmemleak_scan() {
 }
 
 netns_exists() { ip netns list | awk '{ print $1 }' | grep -qx "$1"; }
+
+# Kills whatever runs in namespace $1. A tool that outlives its script keeps its RDMA
+# device open, and the namespace (with its netdev and device) outlives "ip netns del".
+netns_kill() { netns_exists "$1" && ip netns pids "$1" 2>/dev/null | xargs -r kill -9 2>/dev/null; }
 
 # Creates the two hosts if they are missing and restores their addresses, MTUs and link
 # state (a test may have changed them; IPv6 addresses go away with the link).
