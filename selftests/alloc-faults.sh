@@ -28,16 +28,21 @@ both() { echo "$(counter rrxe0 "$1") $(counter rrxe1 "$1")"; }
 faulty() {
 	local n=$1
 	shift
-	local f0 m0 r0
-	f0=($(both fault_alloc)) m0=($(both nomem)) r0=$(( $(counter rrxe0 retx_packets) + $(counter rrxe1 retx_packets) ))
+	local -A a0 b0 a1 b1
+	counters_snap a0 rrxe0
+	counters_snap b0 rrxe1
 	interval "$n"
 	"$@"
 	local rc=$?
 	interval 0
-	local f1 m1 r1
-	f1=($(both fault_alloc)) m1=($(both nomem)) r1=$(( $(counter rrxe0 retx_packets) + $(counter rrxe1 retx_packets) ))
-	local fa=$((f1[0] - f0[0])) fb=$((f1[1] - f0[1])) ma=$((m1[0] - m0[0])) mb=$((m1[1] - m0[1]))
-	echo "# every ${n}th: injected $fa (rrxe0) and $fb (rrxe1), nomem $ma and $mb, resent $((r1 - r0))"
+	counters_snap a1 rrxe0
+	counters_snap b1 rrxe1
+	# d <array after> <array before> <counter>: the counter's change.
+	d() { local -n x=$1 y=$2; echo $(( ${x[$3]:-0} - ${y[$3]:-0} )); }
+	local fa fb ma mb
+	fa=$(d a1 a0 fault_alloc) fb=$(d b1 b0 fault_alloc) ma=$(d a1 a0 nomem) mb=$(d b1 b0 nomem)
+	echo "# every ${n}th: injected $fa (rrxe0) and $fb (rrxe1), nomem $ma and $mb," \
+		"resent $(( $(d a1 a0 retx_packets) + $(d b1 b0 retx_packets) ))"
 	[ $rc = 0 ] && [ $fa -gt 0 ] && [ $fb -gt 0 ] && [ $ma -ge $fa ] && [ $mb -ge $fb ]
 }
 

@@ -21,7 +21,6 @@ CC_SENDERS=3
 CC_N=$((SLOW > 1 ? 40 : 150))
 . lib/incast.sh
 
-sum_s() { local i n=0; for i in $SENDERS; do n=$((n + $(counter ccs$i "$1"))); done; echo $n; }
 
 # incast <algo>: the three senders write and read back 64 KiB x CC_N each, at once.
 # Succeeds if all three verified every byte. Leaves the counters' deltas in D_* variables.
@@ -29,9 +28,9 @@ incast() {
 	local i pids=() rc=0 c
 	local names="np_ecn_marked_roce_packets np_cnp_sent"
 	local snames="rp_cnp_handled rp_cnp_ignored rp_rate_dec rp_rate_inc rp_paced rp_ts_samples"
-	declare -gA B
-	for c in $names; do B[$c]=$(counter ccd $c); done
-	for c in $snames; do B[$c]=$(sum_s $c); done
+	local -A rb ra sb sa
+	counters_snap rb ccd
+	counters_snap sb $(for i in $SENDERS; do echo ccs$i; done)
 	for i in $SENDERS; do
 		timeout 150 ip netns exec "$NSD" "$VERIFY" -d ccd -p $((18600 + i)) \
 			-o write -s 65536 -n $CC_N -k 4 >"$TMPD/srv$i" 2>&1 &
@@ -47,8 +46,10 @@ incast() {
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	for i in $SENDERS; do echo "# $1 sender $i: $(tail -1 "$TMPD/cli$i")"; done
-	for c in $names; do eval "D_$c=$(( $(counter ccd $c) - ${B[$c]} ))"; done
-	for c in $snames; do eval "D_$c=$(( $(sum_s $c) - ${B[$c]} ))"; done
+	counters_snap ra ccd
+	counters_snap sa $(for i in $SENDERS; do echo ccs$i; done)
+	for c in $names; do eval "D_$c=$(( ${ra[$c]:-0} - ${rb[$c]:-0} ))"; done
+	for c in $snames; do eval "D_$c=$(( ${sa[$c]:-0} - ${sb[$c]:-0} ))"; done
 	echo "# $1: marked $(marked) dropped $(bn_dropped) ecn_marked $D_np_ecn_marked_roce_packets" \
 		"cnp_sent $D_np_cnp_sent cnp_handled $D_rp_cnp_handled ignored $D_rp_cnp_ignored" \
 		"dec $D_rp_rate_dec inc $D_rp_rate_inc paced $D_rp_paced ts $D_rp_ts_samples"

@@ -15,19 +15,6 @@ devs_up
 
 # sum <counter>: the counter over both devices.
 sum() { echo $(( $(counter rrxe0 "$1") + $(counter rrxe1 "$1") )); }
-# snap <array>: every counter of both devices, summed over the two, into an associative
-# array: two runs of rdma(8) where reading each counter alone took a run per device (on
-# the debug kernel, where each program started costs seconds, that was minutes a case).
-snap() {
-	local -n into=$1
-	local k v
-	into=()
-	while read -r k v; do
-		into[$k]=$(( ${into[$k]:-0} + v ))
-	done < <(for dev in rrxe0 rrxe1; do
-		rdma statistic show link $dev/1 | tr ' ' '\n' | paste - - | grep -E '^[a-z][a-z0-9_]*\s+[0-9]+$'
-	done)
-}
 # netem <args...>: the same qdisc on both ends (both directions); none: remove it.
 netem() {
 	if [ "$1" = none ]; then
@@ -63,9 +50,9 @@ lossy() {
 	shift
 	netem loss "$pct%"
 	local -A b a
-	snap b
+	counters_snap b rrxe0 rrxe1
 	verify "$@" || { netem none; return 1; }
-	snap a
+	counters_snap a rrxe0 rrxe1
 	local lost
 	lost=$(dropped)
 	netem none

@@ -358,6 +358,21 @@ dd_verify() {
 # counter <device> <name>: one rrxe counter of port 1.
 counter() { rdma statistic show link "$1"/1 | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }
 
+# counters_snap <array> <device...>: every counter of the devices, summed over them, into
+# an associative array: one run of rdma(8) per device. Reading counters one at a time
+# costs a run each, seconds apiece on the debug kernel.
+counters_snap() {
+	local -n into=$1
+	local k v
+	shift
+	into=()
+	while read -r k v; do
+		into[$k]=$(( ${into[$k]:-0} + v ))
+	done < <(for dev; do
+		rdma statistic show link "$dev"/1 | tr ' ' '\n' | paste - - | grep -E '^[a-z][a-z0-9_]*\s+[0-9]+$'
+	done)
+}
+
 # attach_or_stop <description> <log pattern> <command...>: the case that gives a storage
 # test its block device; if the command fails, the kernel log's lines that match the
 # pattern are shown, every later case is skipped and the script ends.
