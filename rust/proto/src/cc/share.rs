@@ -101,8 +101,6 @@ pub struct Meter {
     last: u64,
     /// Bytes have been counted.
     started: bool,
-    /// The last closed interval held a silence longer than an interval.
-    gapped: bool,
 }
 
 impl Meter {
@@ -116,7 +114,6 @@ impl Meter {
             valid: false,
             last: 0,
             started: false,
-            gapped: false,
         }
     }
 
@@ -124,9 +121,7 @@ impl Meter {
     /// then returns true).
     ///
     /// The closed interval's rate is its bytes over its real length (from its first
-    /// packet to `now`, at least `interval_ns`); `bytes` open the next interval. An
-    /// interval that a silence longer than `interval_ns` stretched is remembered as
-    /// gapped (see [`Meter::measured`]): such a silence can only end the interval.
+    /// packet to `now`, at least `interval_ns`); `bytes` open the next interval.
     pub fn add(&mut self, now: u64, bytes: u32, interval_ns: u64) -> bool {
         let mut closed = false;
         if !self.started {
@@ -136,7 +131,6 @@ impl Meter {
             let len = now.saturating_sub(self.start);
             if len >= interval_ns.max(1) {
                 self.rate = mul_div(self.bytes, NS_PER_SEC, len);
-                self.gapped = now.saturating_sub(self.last) > interval_ns;
                 self.closed = now;
                 self.valid = true;
                 self.start = now;
@@ -155,20 +149,6 @@ impl Meter {
             0
         } else {
             self.rate
-        }
-    }
-
-    /// [`Meter::rate`], but 0 ("not measured") if a silence longer than an interval
-    /// stretched the last one. A receiver that stopped taking packets (a descheduled
-    /// vCPU) measures its flows at a fraction of what the path carries: one packet over
-    /// the whole pause. Set from that, a congested QP's rate fell to a tenth of its
-    /// share and took tens of ms to come back. A flow too slow for one packet per
-    /// interval is never measured either; its CNPs go by the fair share.
-    pub fn measured(&self, now: u64, interval_ns: u64) -> u64 {
-        if self.gapped {
-            0
-        } else {
-            self.rate(now, interval_ns)
         }
     }
 
@@ -305,13 +285,13 @@ impl Port {
     /// The CNP payload for `qp`: its rate, and the port's rate and active QPs without
     /// the light ones (all of them if every active QP is light).
     pub fn info(&self, now: u64, qp: &QpShare, p: &Params) -> CnpInfo {
-        let rate = self.meter.measured(now, p.meter_ns());
+        let rate = self.rate(now, p);
         let (port_rate, active_qps) = match self.active.saturating_sub(self.light) {
             0 => (rate, self.active),
             heavy => (rate.saturating_sub(self.light_rate), heavy),
         };
         CnpInfo {
-            qp_rate: qp.meter.measured(now, p.meter_ns()),
+            qp_rate: qp.meter.rate(now, p.meter_ns()),
             port_rate,
             active_qps,
             interval_us: p.meter_us(),
@@ -328,13 +308,9 @@ impl Port {
 ///
 /// Choices the spec leaves open:
 ///
-/// * A measurement of 0 means "not measured" (the receiver's meter has not closed an
-///   interval, or a silence longer than the interval stretched the last one: see
-///   [`Meter::measured`]): `qp_rate` 0 uses the fair share alone, `port_rate` 0 the QP's
-///   rate alone. With neither, the remembered fair share stands in, but below the
-///   current rate and above `rp_min_dec_fac` percent of it (a stale share does not cut
-///   by more than DCQCN at alpha 1); with no share remembered, the CNP cuts like DCQCN at
-///   alpha 1, to `rp_min_dec_fac` percent.
+/// * A measurement of 0 means "not measured yet" (the receiver's meter has not closed an
+///   interval): `qp_rate` 0 uses the fair share alone, `port_rate` 0 the QP's rate alone;
+///   with neither, the CNP cuts like DCQCN at alpha 1, to `rp_min_dec_fac` percent.
 /// * Hold: for two of the receiver's meter intervals (`interval_us` of the CNP) after
 ///   the rate was set, CNPs may still lower it to the margin below the fair share, but
 ///   not below it from `qp_rate`: the receiver has not measured the new rate yet, and the
@@ -382,11 +358,6 @@ impl RateCc {
         let fair = info.port_rate / u64::from(info.active_qps.max(1));
         let in_hold = now.saturating_sub(self.set_t) < self.hold_ns;
         let base = match (info.qp_rate, fair) {
-            (0, 0) if self.fair != 0 => {
-                self.fair
-                    .min(self.rate)
-                    .max(mul_div(self.rate, p.min_dec_fac(), 100))
-            }
             (0, 0) => mul_div(self.rate, p.min_dec_fac(), 100),
             (0, f) => f,
             (q, 0) => q,
@@ -642,72 +613,6 @@ mod tests {
         let mut r = RateCc::new(0, &p);
         assert_eq!(r.on_plain_cnp(0, &p), Change::Decreased);
         assert_eq!(r.rate(), p.max_rate() / 2 * 973 / 1024);
-    }
-
-    #[test]
-    fn silence_leaves_an_interval_unmeasured() {
-        let iv = 1000 * US;
-        let mut m = Meter::new();
-        let mut t = 0;
-        while t <= 1000 * US {
-            m.add(t, 1000, iv); // 100 MB/s
-            t += 10 * US;
-        }
-        assert_eq!(m.measured(t, iv), 100_000_000);
-        // One more packet, then the receiver stops taking any for 2 ms: the interval
-        // holds two packets over 2.01 ms, 1% of what the path carries.
-        m.add(t, 1000, iv);
-        let back = t + 2000 * US;
-        m.add(back, 1000, iv);
-        assert_eq!(m.rate(back, iv), 2000 * 1_000_000_000 / (2010 * US));
-        assert_eq!(m.measured(back, iv), 0);
-        // The burst after it closes an ordinary interval again.
-        let mut t = back + 10 * US;
-        while t <= back + 1000 * US {
-            m.add(t, 1000, iv);
-            t += 10 * US;
-        }
-        assert_eq!(m.measured(t, iv), 100_000_000);
-        // A silence of exactly an interval is still a measurement.
-        let mut q = Meter::new();
-        q.add(0, 1000, iv);
-        q.add(iv, 1000, iv);
-        assert_eq!(q.measured(iv, iv), 1_000_000);
-    }
-
-    #[test]
-    fn unmeasured_cnp_keeps_to_the_remembered_share() {
-        let mut p = Params::DEFAULT;
-        p.set(idx::RP_MAX_RATE, 1000);
-        let mut r = RateCc::new(0, &p);
-        let info = CnpInfo {
-            qp_rate: 40 * MBPS,
-            port_rate: 160 * MBPS,
-            active_qps: 4,
-            interval_us: 1000,
-        };
-        r.on_cnp(0, &info, &p);
-        let fair = 40 * MBPS;
-        let set = fair * 973 / 1024;
-        assert_eq!(r.rate(), set);
-        // After the hold, a CNP whose interval a pause stretched: the margin below the
-        // rate, not half of it.
-        assert_eq!(
-            r.on_cnp(3000 * US, &CnpInfo::default(), &p),
-            Change::Decreased
-        );
-        assert_eq!(r.rate(), set * 973 / 1024);
-        // Above the remembered share (it went stale): down to it, but never by more
-        // than rp_min_dec_fac in one CNP.
-        r.tick(100_000_000, &p);
-        assert!(r.rate() > 4 * fair);
-        let before = r.rate();
-        r.on_cnp(100_000_000, &CnpInfo::default(), &p);
-        assert_eq!(r.rate(), before / 2 * 973 / 1024);
-        let cut = r.rate();
-        assert!(cut > fair);
-        r.on_cnp(200_000_000, &CnpInfo::default(), &p);
-        assert_eq!(r.rate(), (cut / 2).max(fair) * 973 / 1024);
     }
 
     proptest! {
