@@ -467,7 +467,7 @@ xfer_serve() {
 	wait_for "in1 ss -ltn | grep -q ':$XPORT '" 30
 }
 # xfer <args...>: the client in the first namespace; its output in $TMPD/xfer.out.
-xfer() { timeout 200 ip netns exec "$NS0" "$XFER" "$@" -P $XPORT >"$TMPD/xfer.out" 2>&1; }
+xfer() { timeout $((200 * SLOW)) ip netns exec "$NS0" "$XFER" "$@" -P $XPORT >"$TMPD/xfer.out" 2>&1; }
 # xfer_ok <args...>: the client must succeed (its output is shown if not).
 xfer_ok() {
 	xfer "$@" && return 0
