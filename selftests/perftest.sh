@@ -12,10 +12,10 @@ devs_up
 pt() { # pt <tool> <args...>: server in ns1, client in ns0
 	local tool=$1
 	shift
-	timeout 120 ip netns exec $NS1 "$tool" -d rrxe1 -F "$@" >$TMPD/pt.srv 2>&1 &
+	timeout $((120 * SLOW)) ip netns exec $NS1 "$tool" -d rrxe1 -F "$@" >$TMPD/pt.srv 2>&1 &
 	local srv=$!
 	wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
-	timeout 120 ip netns exec $NS0 "$tool" -d rrxe0 -F "$@" "$IP1" >$TMPD/pt.cli 2>&1
+	timeout $((120 * SLOW)) ip netns exec $NS0 "$tool" -d rrxe0 -F "$@" "$IP1" >$TMPD/pt.cli 2>&1
 	local c=$?
 	wait $srv
 	local s=$?
