@@ -88,7 +88,20 @@ check)
 		for t in $sel; do args+=(-t "rrxe:$t"); done
 		[ -n "${RRXE_TEST_TIMEOUT:-}" ] && args+=(-o "$RRXE_TEST_TIMEOUT")
 		/tmp/out/kselftest/run_kselftest.sh "${args[@]}"
-	fi 2>&1 | tee /tmp/out/results.tap
+	fi 2>&1 | {
+		# After each script's result line, the seconds since the previous one (a
+		# diagnostic line): CI has a time limit, and this shows where the VM run goes.
+		t0=$SECONDS
+		while IFS= read -r l; do
+			printf '%s\n' "$l"
+			case $l in
+			*ok\ [0-9]*\ selftests:*)
+				s=${l##*selftests: }; s=${s#* }
+				echo "# ${s%% *} took $((SECONDS - t0)) s"
+				t0=$SECONDS ;;
+			esac
+		done
+	} | tee /tmp/out/results.tap
 	rc=${PIPESTATUS[0]} ;;
 demo) bash selftests/lib/demo.sh; rc=$? ;;
 capture) bash selftests/lib/capture-rxe.sh; rc=$? ;;
