@@ -3,11 +3,12 @@
 # rrxe-xfer failures: a missing file, paths that leave the served directory ('..', a
 # symlink out, an absolute symlink) and a client killed in the middle of a transfer each
 # give a clear error and a non-zero exit, and the server goes on serving; the killed
-# transfer resumes from its partial file, and the server holds no MR afterwards.
+# transfer resumes from its partial file; a file truncated while the server sends it
+# fails that transfer cleanly; and the server holds no MR afterwards.
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 rrxe_require xfer cmp
-ktap_set_plan 9
+ktap_set_plan 10
 hosts_up
 devs_up
 S=$TMPD/srv C=$TMPD/cli
@@ -48,6 +49,21 @@ resume() {
 	grep -q " $(( (192 << 20) - part )) bytes in" "$TMPD/xfer.out" && same "$S/big" "$C/big"
 }
 ktap_check "get --resume moves only the missing bytes" resume
+shrunk() {
+	# A file truncated on the server under a slow transfer: that transfer fails with a
+	# clear error, and the server serves the next.
+	head -c $((64 << 20)) /dev/urandom >"$S/shrink"
+	ip netns exec $NS0 "$XFER" get -c 64 -s 1 -P $XPORT $IP1:shrink "$C/shrink" >"$TMPD/shrink.out" 2>&1 &
+	local p=$! rc
+	wait_for "[ \$(stat -c %s '$C/shrink.rrxe-part' 2>/dev/null || echo 0) -gt 1000000 ]" 100
+	truncate -s 65536 "$S/shrink"
+	wait $p
+	rc=$?
+	echo "# client exit $rc: $(grep -m1 'rrxe-xfer:' "$TMPD/shrink.out")"
+	[ $rc = 1 ] && grep -q "shrank while being sent" "$TMPD/shrink.out" &&
+		kill -0 $XFER_SRV && served
+}
+ktap_check "a file truncated while being sent: a clear error, the server serves on" shrunk
 mrs() { rdma resource show mr 2>/dev/null | grep -c 'comm rrxe-xfer'; }
 wait_for "[ \$(rdma resource show mr 2>/dev/null | grep -c 'comm rrxe-xfer') = 0 ]" 10
 ktap_eq "no MR of rrxe-xfer left registered" 0 "$(mrs)"

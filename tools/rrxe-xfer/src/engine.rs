@@ -242,8 +242,13 @@ pub fn send(
                 break;
             };
             let dst = &mut bufs.bytes_mut()[b * slot..b * slot + len as usize];
-            src.read_at(off, dst)
-                .map_err(|e| ch.abort(Failure::fatal(Status::Io, format!("reading: {e}"))))?;
+            src.read_at(off, dst).map_err(|e| {
+                let text = match e.kind() {
+                    io::ErrorKind::UnexpectedEof => "the file shrank while being sent".into(),
+                    _ => format!("reading: {e}"),
+                };
+                ch.abort(Failure::fatal(Status::Io, text))
+            })?;
             h.update(dst);
             let notice = Notice {
                 transfer: id,
