@@ -25,12 +25,21 @@ ktap_check "put through an absolute symlink: refused" xfer_fails "refused" put "
 ktap_eq "nothing was written outside the root" "no" "$([ -e /etc/evil ] || [ -e /etc/evil.rrxe-part ] && echo yes || echo no)"
 served() { xfer_ok get --quiet $IP1:d/ok "$C/ok" && same "$S/d/ok" "$C/ok"; }
 head -c $((192 << 20)) /dev/urandom >"$S/big"
-killed() {
-	# A slow transfer (64 KiB chunks, one in flight), killed after it has begun.
+# slow_get <name> <log> <bytes> [options...]: a slow get of <name> (64 KiB chunks, one
+# in flight) into $C in the background, the client's pid in SLOW_GET; returns once more
+# than <bytes> are in its partial file.
+slow_get() {
+	local name=$1 log=$2 min=$3
+	shift 3
 	# (ip netns exec execs the tool: $! is the client itself.)
-	ip netns exec $NS0 "$XFER" get --quiet -c 64 -s 1 -P $XPORT $IP1:big "$C/big" >"$TMPD/kill.out" 2>&1 &
-	local p=$!
-	wait_for "[ \$(stat -c %s '$C/big.rrxe-part' 2>/dev/null || echo 0) -gt 4000000 ]" 100
+	ip netns exec $NS0 "$XFER" get "$@" -c 64 -s 1 -P $XPORT $IP1:$name "$C/$name" >"$log" 2>&1 &
+	SLOW_GET=$!
+	wait_for "[ \$(stat -c %s '$C/$name.rrxe-part' 2>/dev/null || echo 0) -gt $min ]" 100
+}
+killed() {
+	# A slow transfer, killed after it has begun.
+	slow_get big "$TMPD/kill.out" 4000000 --quiet
+	local p=$SLOW_GET
 	kill -9 $p
 	wait $p 2>/dev/null
 	local have
@@ -53,9 +62,8 @@ shrunk() {
 	# A file truncated on the server under a slow transfer: that transfer fails with a
 	# clear error, and the server serves the next.
 	head -c $((64 << 20)) /dev/urandom >"$S/shrink"
-	ip netns exec $NS0 "$XFER" get -c 64 -s 1 -P $XPORT $IP1:shrink "$C/shrink" >"$TMPD/shrink.out" 2>&1 &
-	local p=$! rc
-	wait_for "[ \$(stat -c %s '$C/shrink.rrxe-part' 2>/dev/null || echo 0) -gt 1000000 ]" 100
+	slow_get shrink "$TMPD/shrink.out" 1000000
+	local p=$SLOW_GET rc
 	truncate -s 65536 "$S/shrink"
 	wait $p
 	rc=$?
