@@ -336,11 +336,11 @@ impl Session {
     pub fn summary(&self) -> String {
         let secs = self.started.elapsed().as_secs_f64();
         let mut s = format!(
-            "{} file(s), {} bytes in {:.2} s, {:.1} MB/s ({} to {} on {}, {} QP(s), {}",
+            "{} file(s), {} bytes in {:.2} s, {} ({} to {} on {}, {} QP(s), {}",
             self.files,
             self.bytes,
             secs,
-            self.bytes as f64 / secs.max(1e-9) / 1e6,
+            rate(self.bytes, secs),
             self.link.device,
             self.hello.name,
             self.hello.device,
@@ -352,6 +352,17 @@ impl Session {
         }
         s.push(')');
         s
+    }
+}
+
+/// A rate for people: MB/s with one decimal, or kB/s below 1 MB/s (a tree of small files
+/// on a slow path would otherwise read "0.0 MB/s").
+fn rate(bytes: u64, secs: f64) -> String {
+    let bps = bytes as f64 / secs.max(1e-9);
+    if bps >= 1e6 {
+        format!("{:.1} MB/s", bps / 1e6)
+    } else {
+        format!("{:.1} kB/s", bps / 1e3)
     }
 }
 
@@ -419,5 +430,18 @@ impl Progress {
             self.draw();
             eprintln!();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate;
+
+    #[test]
+    fn rate_switches_to_kilobytes_below_one_megabyte() {
+        assert_eq!(rate(1_471_500, 139.36), "10.6 kB/s");
+        assert_eq!(rate(268_435_456, 8.0), "33.6 MB/s");
+        assert_eq!(rate(0, 0.0), "0.0 kB/s");
+        assert_eq!(rate(1_000_000, 1.0), "1.0 MB/s");
     }
 }
