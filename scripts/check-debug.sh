@@ -25,8 +25,10 @@ bash "$src/scripts/module.sh" || exit 1
 # tools' timeouts by 4 there). The hostile peer's packets cost about 6 ms each under KASAN:
 # 20,000 of them instead of the fast kernel's million, unless RRXE_HOSTILE_PACKETS says.
 export RRXE_HOSTILE_PACKETS=${RRXE_HOSTILE_PACKETS:-20000}
-# Each script may run 1200 s: verified-write.sh, with its debug-kernel counts, took
-# between 720 and 1200 s there (its 100-WRITE cases alone take minutes).
+# Each script may run 2400 s: verified-write.sh, with its debug-kernel counts, took
+# between 720 and 1200 s there (its 100-WRITE cases alone take minutes), and churn.sh
+# 1638 s on a slow day (its 20 rdma link cycles alone 687 s). The whole run takes some
+# nine hours: the VM's limit is twelve unless RRXE_VM_TIMEOUT says.
 # no5lvl: with 5-level paging (QEMU's "max" CPU has LA57), an interrupt that arrives
 # while identify_cpu() rebuilds the boot CPU's feature bits sees pgtable_l5_enabled()
 # false for a moment; KASAN then takes the per-CPU data its entry path reads for wild
@@ -34,5 +36,5 @@ export RRXE_HOSTILE_PACKETS=${RRXE_HOSTILE_PACKETS:-20000}
 # kasan_multi_shot: KASAN prints only its first report otherwise, and one report would
 # leave the rest of the boot unwatched.
 export RRXE_KERNEL_ARGS="no5lvl kasan_multi_shot ${RRXE_KERNEL_ARGS:-}"
-RRXE_VM_TIMEOUT=${RRXE_VM_TIMEOUT:-7200} RRXE_TEST_TIMEOUT=${RRXE_TEST_TIMEOUT:-1200} \
+RRXE_VM_TIMEOUT=${RRXE_VM_TIMEOUT:-43200} RRXE_TEST_TIMEOUT=${RRXE_TEST_TIMEOUT:-2400} \
 	bash "$src/selftests/lib/bench.sh" check
