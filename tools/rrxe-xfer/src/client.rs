@@ -340,7 +340,7 @@ impl Session {
             self.files,
             self.bytes,
             secs,
-            rate(self.bytes, secs),
+            fmt_rate(self.bytes as f64 / secs.max(1e-9)),
             self.link.device,
             self.hello.name,
             self.hello.device,
@@ -355,10 +355,9 @@ impl Session {
     }
 }
 
-/// A rate for people: MB/s with one decimal, or kB/s below 1 MB/s (a tree of small files
-/// on a slow path would otherwise read "0.0 MB/s").
-fn rate(bytes: u64, secs: f64) -> String {
-    let bps = bytes as f64 / secs.max(1e-9);
+/// A rate in bytes per second for people: MB/s with one decimal, or kB/s below 1 MB/s (a
+/// tree of small files on a slow path would otherwise read "0.0 MB/s").
+fn fmt_rate(bps: f64) -> String {
     if bps >= 1e6 {
         format!("{:.1} MB/s", bps / 1e6)
     } else {
@@ -418,9 +417,9 @@ impl Progress {
             self.name.clone()
         };
         eprint!(
-            "\r{name:<32} {pct:>3}% {:>10} {:>7.1} MB/s ETA {}:{:02}  ",
+            "\r{name:<32} {pct:>3}% {:>10} {:>12} ETA {}:{:02}  ",
             self.done,
-            rate / 1e6,
+            fmt_rate(rate),
             (eta as u64) / 60,
             (eta as u64) % 60
         );
@@ -435,13 +434,13 @@ impl Progress {
 
 #[cfg(test)]
 mod tests {
-    use super::rate;
+    use super::fmt_rate;
 
     #[test]
     fn rate_switches_to_kilobytes_below_one_megabyte() {
-        assert_eq!(rate(1_471_500, 139.36), "10.6 kB/s");
-        assert_eq!(rate(268_435_456, 8.0), "33.6 MB/s");
-        assert_eq!(rate(0, 0.0), "0.0 kB/s");
-        assert_eq!(rate(1_000_000, 1.0), "1.0 MB/s");
+        assert_eq!(fmt_rate(1_471_500.0 / 139.36), "10.6 kB/s");
+        assert_eq!(fmt_rate(268_435_456.0 / 8.0), "33.6 MB/s");
+        assert_eq!(fmt_rate(0.0), "0.0 kB/s");
+        assert_eq!(fmt_rate(1e6), "1.0 MB/s");
     }
 }
