@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Churn: RRXE_CHURN_CYCLES (default 10,000, 2,000 on the debug kernel) cycles of two RC QPs created, connected to
-# each other, a WRITE read back and compared, both destroyed; RRXE_LINK_CYCLES (default
-# 200, 20 on the debug kernel) rdma link add/delete cycles; the net device taken down
-# and up, and its MTU changed, while traffic runs in both directions. The device must
-# move verified data afterwards, hold no kept packets, and the kernel must report
-# nothing (the bench scans dmesg; on the debug kernel kmemleak scans after the script).
+# Churn: RRXE_CHURN_CYCLES (default 10,000, 2,000 on the debug kernel) cycles of two RC
+# QPs created, connected to each other, a WRITE read back and compared, both destroyed;
+# RRXE_LINK_CYCLES (default 200, 20 on the debug kernel) rdma link add/delete cycles;
+# the net device taken down and up, and its MTU changed, while traffic runs in both
+# directions. The device must move verified data afterwards, hold no kept packets, and
+# the kernel must report nothing (the bench scans dmesg; on the debug kernel kmemleak
+# scans after the script).
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 rrxe_require exclusive verify ib_write_bw ss
