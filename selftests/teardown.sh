@@ -12,13 +12,17 @@ ktap_set_plan 10
 hosts_up
 devs_up
 # A long WRITE stream between the hosts, in the background; prints nothing.
-# (ip netns exec executes the tool itself: $! is the tool's PID, in STREAM.)
+# (ip netns exec executes the tool itself: $! is the tool's PID, in STREAM. The tools
+# leave the job table, so that bash does not report them "Killed"; rrxe_cleanup kills
+# what still runs in the namespaces.)
 stream() {
 	ip netns exec $NS1 ib_write_bw -d rrxe1 -x 1 -F -s 65536 -D 15 >/dev/null 2>&1 &
 	STREAM=$!
+	disown $!
 	wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
 	ip netns exec $NS0 ib_write_bw -d rrxe0 -x 1 -F -s 65536 -D 15 $IP1 >/dev/null 2>&1 &
 	STREAM="$STREAM $!"
+	disown $!
 	sleep 3	# well into the transfer
 }
 # Only this script's tools: never another ib_write_bw on the host.

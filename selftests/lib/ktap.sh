@@ -134,6 +134,8 @@ rrxe_load() {
 rrxe_cleanup() {
 	local p
 	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null; done
+	# (Reaped here, bash reports the killed jobs ("Killed") to this wait's stderr.)
+	wait 2>/dev/null
 	# Tools run under timeout(1), which puts them in a process group of their own: a
 	# killed job leaves its tool running, and a tool stopped by the runner's timeout
 	# keeps its device open. Whatever still runs in the two namespaces goes too.
