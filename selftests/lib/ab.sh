@@ -3,7 +3,8 @@
 # Guest job of `make ab` (RRXE_MODE=ab): two rrxe builds in one boot, loaded in turn
 # (RRXE_AB="a.ko,b.ko"), RRXE_AB_ROUNDS rounds (a b, then b a, ...) of ib_write_bw and
 # ib_read_bw 64 KiB, lossless and through netem loss (RRXE_AB_LOSS percent, both ways).
-# RRXE_AB_ONLY (e.g. read_loss1,write_loss0) runs only those tests. Writes
+# RRXE_AB_ONLY (e.g. read_loss1,write_loss0; also write4q_loss0, ib_write_bw over 4
+# QPs, and writelat_loss0, ib_write_lat 8 B in us) runs only those tests. Writes
 # "<side> <test> <MB/s or FAIL>" lines to /tmp/out/ab.txt. Never run by make check.
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
@@ -16,14 +17,18 @@ out=/tmp/out/ab.txt
 : >"$out"
 for m in ib_core ib_uverbs rdma_ucm udp_tunnel ip6_udp_tunnel sch_netem; do modprobe $m; done
 hosts_up
-# bw <tool>: the MB/s of one 64 KiB run between rrxe0 and rrxe1, nothing if it failed.
+# bw <tool> [args]: the MB/s of one 64 KiB run between rrxe0 and rrxe1 (for a latency
+# tool, its typical latency in us with 8-byte messages), nothing if it failed.
 bw() {
-	ip netns exec $NS1 timeout 120 "$1" -d rrxe1 -F -x 1 -s 65536 -D "$dur" >/tmp/ab.srv 2>&1 &
+	local tool=$1 col=4 args=(-s 65536 -D "$dur")
+	shift
+	case $tool in *_lat) col=5 args=(-s 8 -n 2000) ;; esac
+	ip netns exec $NS1 timeout 120 "$tool" -d rrxe1 -F -x 1 "${args[@]}" "$@" >/tmp/ab.srv 2>&1 &
 	local srv=$!
 	wait_for "ip netns exec $NS1 ss -ltn | grep -q ':18515 '" 30
-	ip netns exec $NS0 timeout 120 "$1" -d rrxe0 -F -x 1 -s 65536 -D "$dur" "$IP1" >/tmp/ab.cli 2>&1
+	ip netns exec $NS0 timeout 120 "$tool" -d rrxe0 -F -x 1 "${args[@]}" "$@" "$IP1" >/tmp/ab.cli 2>&1
 	wait $srv
-	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $4; exit }' /tmp/ab.cli
+	awk -v c=$col '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $c; exit }' /tmp/ab.cli
 }
 # loss <pct>: netem dropping <pct> percent both ways; 0: no qdisc.
 loss() {
@@ -48,9 +53,15 @@ for ((r = 0; r < rounds; r++)); do
 		fi
 		for l in 0 "$pct"; do
 			loss "$l"
-			for op in write read; do
-				case ",${RRXE_AB_ONLY:-${op}_loss$l}," in *",${op}_loss$l,"*) ;; *) continue ;; esac
-				v=$(bw "ib_${op}_bw")
+			for op in write read write4q writelat; do
+				# (By default the first two; RRXE_AB_ONLY can also name write4q_loss0, over
+				# 4 QPs, and writelat_loss0, ib_write_lat 8 B in us.)
+				case ",${RRXE_AB_ONLY:-write_loss$l,read_loss$l}," in *",${op}_loss$l,"*) ;; *) continue ;; esac
+				case $op in
+				write4q) v=$(bw ib_write_bw -q 4) ;;
+				writelat) v=$(bw ib_write_lat) ;;
+				*) v=$(bw "ib_${op}_bw") ;;
+				esac
 				[ -n "$v" ] || rc=1
 				echo "$side ${op}_loss$l ${v:-FAIL}" | tee -a "$out"
 			done

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Guest job of `make profile` (RRXE_MODE=profile, rrxe): one perftest run between the
-# two namespaces (RRXE_PROFILE = write_bw: ib_write_bw 64 KiB, 1 QP; write_bw_verified:
-# the same with verified WRITEs; write_lat: ib_write_lat 8 B) while `perf record -a -g`
-# samples every CPU (software clock: TCG has no PMU); writes the samples as `perf script`
-# text to /tmp/out/perf.script and the tool's result line to /tmp/out/result.txt. Never
-# run by `make check`.
+# two namespaces (RRXE_PROFILE = write_bw: ib_write_bw 64 KiB, 1 QP; write_bw_4qp: the
+# same over 4 QPs; write_bw_verified: 1 QP with verified WRITEs; write_lat: ib_write_lat
+# 8 B) while `perf record -a -g` samples every CPU (software clock: TCG has no PMU);
+# writes the samples as `perf script` text to /tmp/out/perf.script and the tool's result
+# line to /tmp/out/result.txt. Never run by `make check`.
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
 what=${RRXE_PROFILE:-write_bw}
@@ -15,6 +15,7 @@ hosts_up
 devs_up
 case $what in
 write_bw) tool=ib_write_bw args="-s 65536 -D $dur" ;;
+write_bw_4qp) tool=ib_write_bw args="-s 65536 -D $dur -q 4" ;;
 write_bw_verified)
 	# The same WRITEs, verified (verify/enable on both devices; negotiated per QP).
 	for d in rrxe0 rrxe1; do echo 1 >/sys/kernel/debug/rrxe-$d/verify/enable; done
