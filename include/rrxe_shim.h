@@ -126,10 +126,12 @@ int rrxe_udata_copy_to(struct ib_udata *udata, const void *src, size_t len); /* 
 /* rdma_udata_to_uverbs_attr_bundle()->context: inline */
 struct ib_ucontext *rrxe_udata_ucontext(struct ib_udata *udata);
 
-/* work items on the unbound system workqueue */
+/* work items on rrxe's workqueue (unbound, high priority) */
 /* INIT_WORK: macro */
 void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *));
 bool rrxe_work_queue(struct work_struct *work);			/* queue_work: inline */
+int rrxe_wq_create(void);	/* the module's workqueue: a static here, not a Rust global */
+void rrxe_wq_destroy(void);
 
 /* whether the caller may sleep: not in interrupt or softirq context, BH, interrupts or
  * (where counted) preemption not disabled: !in_atomic() && !irqs_disabled(), macros */

@@ -22,6 +22,7 @@ mod verify;
 use crate::kabi::ib::{IbDev, LinkRegistration};
 use crate::kabi::netdev::NetdevNotifier;
 use crate::kabi::udp::UdpSockets;
+use crate::kabi::work::WorkQueue;
 use device::Rrxe;
 use kernel::prelude::*;
 
@@ -33,10 +34,12 @@ pub(crate) struct RrxeModule {
     link: Option<LinkRegistration>,
     notifier: Option<NetdevNotifier<Rrxe>>,
     socks: Option<UdpSockets>,
+    wq: Option<WorkQueue>,
 }
 
 impl kernel::Module for RrxeModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let wq = WorkQueue::create()?;
         crate::kabi::mem::init_releases();
         let socks = UdpSockets::init()?;
         let notifier = NetdevNotifier::<Rrxe>::register()?;
@@ -46,6 +49,7 @@ impl kernel::Module for RrxeModule {
             link: Some(link),
             notifier: Some(notifier),
             socks: Some(socks),
+            wq: Some(wq),
         })
     }
 }
@@ -60,6 +64,7 @@ impl Drop for RrxeModule {
         crate::kabi::mem::wait_releases();
         drop(self.notifier.take());
         drop(self.socks.take());
+        drop(self.wq.take());
         pr_info!("unloaded\n");
     }
 }

@@ -191,9 +191,29 @@ void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *))
 	INIT_WORK(work, fn);
 }
 
+/*
+ * Work items run on the module's own unbound workqueue, at high priority (nice -20): a
+ * QP's work item does the packet processing a softirq would otherwise do, and at the
+ * default priority it shares its CPU evenly with an application busy-polling its CQ
+ * there. WQ_MEM_RECLAIM: storage consumers (NVMe-oF, NFS/RDMA) write back through it.
+ */
+static struct workqueue_struct *rrxe_wq;
+
+int rrxe_wq_create(void)
+{
+	rrxe_wq = alloc_workqueue("rrxe", WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	return rrxe_wq ? 0 : -ENOMEM;
+}
+
+void rrxe_wq_destroy(void)
+{
+	destroy_workqueue(rrxe_wq);
+	rrxe_wq = NULL;
+}
+
 bool rrxe_work_queue(struct work_struct *work)
 {
-	return queue_work(system_unbound_wq, work);
+	return queue_work(rrxe_wq, work);
 }
 
 bool rrxe_may_sleep(void)

@@ -1,12 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A work item on the unbound system workqueue that calls back into a driver object
-//! (process context, may run on any CPU).
+//! A work item on the module's workqueue that calls back into a driver object (process
+//! context, may run on any CPU), and that workqueue: unbound and high priority (see
+//! [`WorkQueue`]).
 
 use super::gate::Gate;
 use crate::sys as b;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::types::Opaque;
+
+/// The module's workqueue, where every [`Work`] runs: unbound (any CPU that is free)
+/// and high priority (nice -20). A QP's work item processes received packets and runs
+/// the requester, work a softirq would otherwise do; at the default priority it shared
+/// its CPU evenly with an application busy-polling its CQ there. Created first at module
+/// load and destroyed last at unload, after every device (and so every work item) is
+/// gone.
+pub(crate) struct WorkQueue(());
+
+impl WorkQueue {
+    pub(crate) fn create() -> Result<Self> {
+        // SAFETY: called once, at module load, before any work item can be queued.
+        kernel::error::to_result(unsafe { b::rrxe_wq_create() })?;
+        Ok(WorkQueue(()))
+    }
+}
+
+impl Drop for WorkQueue {
+    fn drop(&mut self) {
+        // SAFETY: at module unload, after every device and its work items are gone;
+        // `destroy_workqueue` drains what is still queued (released memory regions).
+        unsafe { b::rrxe_wq_destroy() }
+    }
+}
 
 /// Runs deferred work.
 pub(crate) trait WorkHandler: Sync + 'static {
