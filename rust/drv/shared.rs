@@ -238,8 +238,19 @@ impl DevShared {
         );
     }
 
-    /// Builds and sends one packet on `path` (see [`tx::xmit`]).
+    /// Builds and sends one packet on `path` (see [`tx::xmit`]); one the stack refused
+    /// is lost, as on the wire, and the protocol recovers it.
     pub(crate) fn xmit(&self, path: &Path, p: &TxPkt<'_>) -> core::result::Result<(), u32> {
+        self.xmit_or_busy(path, p).map(|_| ())
+    }
+
+    /// As [`DevShared::xmit`], but `Ok(false)` when the stack refused the packet at once
+    /// (see [`tx::xmit`]).
+    pub(crate) fn xmit_or_busy(
+        &self,
+        path: &Path,
+        p: &TxPkt<'_>,
+    ) -> core::result::Result<bool, u32> {
         tx::xmit(&self.stats, self.alloc_fails(), path, p)
     }
 

@@ -65,6 +65,7 @@ stats!(
     tx_packets,
     tx_bytes,
     tx_errors,
+    tx_busy,
     rx_packets,
     rx_bytes,
     drop_malformed,

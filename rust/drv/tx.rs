@@ -76,8 +76,10 @@ pub(crate) struct TxPkt<'a> {
     pub(crate) payload: Payload<'a>,
 }
 
-/// Builds and sends one packet on `path`. `Err(status)` if the payload could not be
-/// gathered (a completion status), `Err(LOC_QP_OP_ERR)` for any other failure.
+/// Builds and sends one packet on `path`. `Ok(false)`: the IP stack refused it at once
+/// (its device queue was full; counted in `tx_errors`), which the caller may treat as a
+/// loss on the wire or send again. `Err(status)` if the payload could not be gathered (a
+/// completion status), `Err(LOC_QP_OP_ERR)` for any other failure.
 ///
 /// A packet whose skb cannot be allocated (memory is short, or `fail`: the fault point
 /// said so) is lost, as on the wire, and counted in `nomem`: the protocol recovers it.
@@ -94,7 +96,7 @@ pub(crate) fn xmit(
     fail: bool,
     path: &Path,
     p: &TxPkt<'_>,
-) -> core::result::Result<(), u32> {
+) -> core::result::Result<bool, u32> {
     use crate::proto::uapi::wc_status::LOC_QP_OP_ERR as E;
     let tclass = if p.bth.opcode != op::CNP {
         (path.tclass & !ecn::CE) | ecn::ECT0
@@ -116,7 +118,7 @@ pub(crate) fn xmit(
     };
     let Some(mut skb) = skb else {
         stats.nomem.inc();
-        return gather_lost(&p.payload);
+        return gather_lost(&p.payload).map(|()| true);
     };
     let mut r = Ok(None);
     skb.put_with(total, |buf| {
@@ -179,13 +181,12 @@ pub(crate) fn xmit(
         Ok(()) => {
             stats.tx_packets.inc();
             stats.tx_bytes.add(total as u64);
-            Ok(())
+            Ok(true)
         }
         Err(_) => {
-            // The stack dropped it (queue full, no neighbour): the retransmit logic
-            // recovers, exactly as for a packet lost on the wire.
+            // The stack dropped it (queue full, no neighbour).
             stats.tx_errors.inc();
-            Ok(())
+            Ok(false)
         }
     }
 }

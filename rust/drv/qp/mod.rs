@@ -153,6 +153,8 @@ struct State {
     sel_tx: bool,
     /// Requester: a response arrived, so negotiation is decided.
     sel_seen: bool,
+    /// Requester: new packets the IP stack refused in a row (see `req::TX_BUSY`).
+    tx_refused: u8,
     /// Requester: probes sent since the last response.
     probes: u32,
     /// Requester: the silence those probes waited out (µs), against the transport
@@ -447,6 +449,7 @@ impl Qp {
                     replay,
                     sel_tx: forced,
                     sel_seen: false,
+                    tx_refused: 0,
                     probes: 0,
                     silent_us: 0,
                     rd: ReadRepair::new(Psn::new(0), RD_REORDER_MAX, REORDER_DECAY),

@@ -53,6 +53,23 @@ const HELLOS: u8 = 5;
 /// MR being faulted in (a work item's latency, typically).
 const ODP_WAIT_US: u64 = 200;
 
+/// Not a completion status: the IP stack refused a new data packet at once (a full
+/// device queue, such as a veth's 256-packet ring shared by several QPs, or a tc
+/// action). As TCP does with a packet its device refuses, the packet counts as not
+/// sent: the requester stops and sends it on its next run, which the next
+/// acknowledgement starts (or, with nothing in flight, the pacing timer after
+/// [`TX_BUSY_US`]). Left to loss recovery, each such drop cost a tail-loss probe, a
+/// full SACK and a retransmission (1.6% of the packets of `ib_write_bw` over 4 QPs on
+/// the bench's veth). After [`TX_BUSY_MAX`] refusals in a row the next one is a loss,
+/// so that a path that refuses everything ends in the transport timer's retries.
+pub(super) const TX_BUSY: u32 = 0x8000_0002;
+
+/// How long a requester whose packet the stack refused waits with nothing in flight.
+const TX_BUSY_US: u64 = 100;
+
+/// New packets the stack may refuse in a row before the next refusal counts as a loss.
+const TX_BUSY_MAX: u8 = 16;
+
 /// Packets of a verified WRITE's resend one requester run sends.
 const REPAIR_BURST: u32 = 32;
 
@@ -181,6 +198,13 @@ impl Qp {
                         st.req.next = self.sq.geom.next(i);
                     }
                 }
+                Err(TX_BUSY) => {
+                    self.dev.stats.tx_busy.inc();
+                    if st.req.idle() {
+                        self.pace_timer.arm_us(TX_BUSY_US);
+                    }
+                    break;
+                }
                 Err(status) => {
                     let s = if status == ODP_MISS {
                         wc_status::LOC_PROT_ERR
@@ -263,7 +287,17 @@ impl Qp {
         }
         let seg = st.req.next_data(&slot, mtu);
         let xf = if solo { sel::XF_SOLO } else { 0 };
-        let fed = self.data_packet(st, wqe, kind, &slot, &seg, xf)?;
+        let (fed, taken) = self.data_packet(st, wqe, kind, &slot, &seg, xf)?;
+        if !taken && st.tx_refused < TX_BUSY_MAX {
+            // Not sent: the WQE keeps its progress (started, this packet not sent),
+            // and the packet goes out on the next run.
+            st.tx_refused += 1;
+            if let Some(s) = st.slots.get_mut(i as usize) {
+                *s = slot;
+            }
+            return Err(TX_BUSY);
+        }
+        st.tx_refused = 0;
         if let (Some(raw), Some(w)) = (fed, slot.vfy.as_mut()) {
             w.fed(raw, seg.len);
         }
@@ -443,7 +477,8 @@ impl Qp {
     /// flags (a probe, a retransmission). With selective retransmission on, it carries an
     /// XETH. A verified WRITE's packet extends the message's CRC the first time it is
     /// sent (`Ok(Some(crc))`: the running CRC after it), and its last packet carries the
-    /// CRC.
+    /// CRC. The flag beside it is `false` if the stack refused the packet at once (a
+    /// new packet is then sent again, see [`TX_BUSY`]; a resend is lost).
     pub(super) fn data_packet(
         &self,
         st: &State,
@@ -452,7 +487,7 @@ impl Qp {
         slot: &Slot,
         seg: &Seg,
         xflags: u8,
-    ) -> core::result::Result<Option<u32>, u32> {
+    ) -> core::result::Result<(Option<u32>, bool), u32> {
         let opcode = if self.uc() {
             uc::opcode(rc::opcode(kind, seg.first, seg.last))
         } else {
@@ -545,16 +580,16 @@ impl Qp {
         } else {
             Payload::Fill(len, &fill)
         };
-        match self.dev.xmit(path, &TxPkt { bth, ext, payload }) {
+        match self.dev.xmit_or_busy(path, &TxPkt { bth, ext, payload }) {
             // Pages invalidated since `req_run` checked them: the packet is lost, as on
             // the wire, and sent again once the peer reports the gap (a verified WRITE's
             // CRC needs every byte: that fails).
             Err(ODP_MISS) if feed.is_none() => {
                 self.dev.stats.odp_wait.inc();
-                Ok(None)
+                Ok((None, true))
             }
             Err(ODP_MISS) => Err(wc_status::LOC_PROT_ERR),
-            r => r.map(|()| feed.map(|_| crc.get())),
+            r => r.map(|taken| (feed.map(|_| crc.get()), taken)),
         }
     }
 
@@ -592,7 +627,7 @@ impl Qp {
         let seg = Seg::of(&s, psn.diff(s.first_psn).max(0) as u32, st.mtu, true);
         let sent = self.data_packet(st, &wqe, kind, &s, &seg, xflags);
         st.cur.put(wqe);
-        if let (Ok(Some(raw)), Some(Some(w))) =
+        if let (Ok((Some(raw), _)), Some(Some(w))) =
             (sent, st.slots.get_mut(i as usize).map(|e| e.vfy.as_mut()))
         {
             w.fed(raw, seg.len);
