@@ -39,11 +39,16 @@ qemu_run() { # qemu_run <accel> <timeout> <mode> <outdir> [extra env...]
 	# page and dentry caches. Without it every exec reads its binary and libraries over
 	# 9p again: a program start cost 0.3 s instead of 0.08 s, and the tests start tens
 	# of thousands.
+	# tsc=reliable: the guest calibrates its TSC against the emulated HPET, under TCG a
+	# few tenths of a percent off, and in some boots the clocksource watchdog then
+	# marked the TSC unstable and switched to the HPET, where every clock read (each
+	# ktime_get, each timer, each gettimeofday) is an emulated device access: 2.6-3.1 us
+	# against 0.15-0.2 us from the TSC. A boot's figures then depended on which it got.
 	timeout --foreground -k 10 "$t" qemu-system-x86_64 \
 		-machine q35 -accel "$accel" -cpu "$cpu" -smp "$cpus" -m "$mem" \
 		-nographic -no-reboot -nic none \
 		-kernel "$KB/arch/x86/boot/bzImage" \
-		-append "console=ttyS0 loglevel=4 panic=-1 root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro init=$here/selftests/lib/init.sh ${RRXE_KERNEL_ARGS:-} RRXE_MODE=$m RRXE_REPO=$here RRXE_KB=$KB $*" \
+		-append "console=ttyS0 loglevel=4 panic=-1 tsc=reliable root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro init=$here/selftests/lib/init.sh ${RRXE_KERNEL_ARGS:-} RRXE_MODE=$m RRXE_REPO=$here RRXE_KB=$KB $*" \
 		-fsdev local,id=rootfs,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs \
 		-fsdev local,id=out,path="$o",security_model=none,multidevs=remap \
