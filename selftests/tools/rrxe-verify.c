@@ -64,6 +64,9 @@
  * -Q (server) receives on a shared receive queue instead of the QP's own.
  * With -k 1 the last line also gives the latency of one iteration (post to last
  * completion), median and 99th percentile, in microseconds.
+ * SIGUSR1 ends a write client early: it posts no new iteration, checks those in flight and
+ * reports the iterations it ran (a stream that must outlast events whose timing a slow
+ * kernel stretches, such as the packets another tool injects meanwhile).
  *   srq-limit  (one process, no peer) two RC QPs on the same device, the receiver on an SRQ
  *           with k WQEs and its limit armed at k/2: SENDs from the other QP must raise
  *           IBV_EVENT_SRQ_LIMIT_REACHED exactly once the SRQ drops below the limit, and the
@@ -82,6 +85,7 @@
  * Exit status 0 only if every check passed; the last line reports op, bytes and MB/s.
  */
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <arpa/inet.h>
 #include <errno.h>
@@ -121,6 +125,13 @@ static uint8_t *buf;
 static size_t size = 65536, bufsz;
 static unsigned iters = 100, depth = 4, mtu = 1024, gidx = 1;
 static int sock = -1;
+static volatile sig_atomic_t stop_posting;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop_posting = 1;
+}
 
 static void pattern(uint8_t *p, size_t n, uint64_t seed)
 {
@@ -301,7 +312,7 @@ static uint64_t run_write(struct info *peer)
 	unsigned posted = 0, done = 0;
 	double *t = calloc(iters, sizeof(*t));
 	while (done < iters) {
-		while (posted < iters && posted - done < depth) {
+		while (!stop_posting && posted < iters && posted - done < depth) {
 			unsigned s = posted % depth;
 			t[posted] = now_us();
 			uint8_t *src = buf + s * size, *dst = buf + (depth + s) * size;
@@ -313,6 +324,8 @@ static uint64_t run_write(struct info *peer)
 			     peer->rkey, 0, 0, 0);
 			posted++;
 		}
+		if (posted == done)
+			break;
 		struct ibv_wc wc = poll1();
 		if (!(wc.wr_id & 1))
 			continue;
@@ -330,7 +343,8 @@ static uint64_t run_write(struct info *peer)
 	}
 	free(t);
 	free(want);
-	return 2ull * iters * size;
+	iters = done;
+	return 2ull * done * size;
 }
 
 /* Verified WRITEs (see the top): a WRITE alone, then, once it completed successfully, a
@@ -1217,6 +1231,7 @@ int main(int argc, char **argv)
 {
 	const char *dev = NULL, *op = "write";
 	int c;
+	signal(SIGUSR1, on_usr1);
 	while ((c = getopt(argc, argv, "d:g:m:o:s:n:k:p:OF:Q")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
