@@ -192,16 +192,18 @@ void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *))
 }
 
 /*
- * Work items run on the module's own unbound workqueue, at high priority (nice -20): a
- * QP's work item does the packet processing a softirq would otherwise do, and at the
- * default priority it shares its CPU evenly with an application busy-polling its CQ
- * there. WQ_MEM_RECLAIM: storage consumers (NVMe-oF, NFS/RDMA) write back through it.
+ * Work items run on the module's own unbound workqueue. WQ_MEM_RECLAIM: storage consumers
+ * (NVMe-oF, NFS/RDMA) write back through it. Not WQ_HIGHPRI: its workers run at nice -20,
+ * and a QP's work item that never runs out of packets (a stream its CPU cannot keep up
+ * with) then leaves a task at nice 0 about 1% of that CPU. A softirq, whose work this
+ * is, runs at most about 2 ms before the rest waits for ksoftirqd at normal priority;
+ * a work item has no such budget.
  */
 static struct workqueue_struct *rrxe_wq;
 
 int rrxe_wq_create(void)
 {
-	rrxe_wq = alloc_workqueue("rrxe", WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	rrxe_wq = alloc_workqueue("rrxe", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	return rrxe_wq ? 0 : -ENOMEM;
 }
 

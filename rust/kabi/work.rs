@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! A work item on the module's workqueue that calls back into a driver object (process
-//! context, may run on any CPU), and that workqueue: unbound and high priority (see
+//! context, may run on any CPU), and that workqueue: unbound, at normal priority (see
 //! [`WorkQueue`]).
 
 use super::gate::Gate;
@@ -9,12 +9,12 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-/// The module's workqueue, where every [`Work`] runs: unbound (any CPU that is free)
-/// and high priority (nice -20). A QP's work item processes received packets and runs
-/// the requester, work a softirq would otherwise do; at the default priority it shared
-/// its CPU evenly with an application busy-polling its CQ there. Created first at module
-/// load and destroyed last at unload, after every device (and so every work item) is
-/// gone.
+/// The module's workqueue, where every [`Work`] runs: unbound (any CPU that is free),
+/// at normal priority, usable for memory reclaim. A QP's work item processes received
+/// packets and runs the requester, work a softirq would otherwise do, but without a
+/// softirq's time budget: at high priority (nice -20) a work item kept busy by a stream
+/// left other tasks of its CPU about 1% of it. Created first at module load and
+/// destroyed last at unload, after every device (and so every work item) is gone.
 pub(crate) struct WorkQueue(());
 
 impl WorkQueue {
