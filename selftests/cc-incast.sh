@@ -33,7 +33,7 @@ incast() {
 	counters_snap rb ccd
 	counters_snap sb $(for i in $SENDERS; do echo ccs$i; done)
 	for i in $SENDERS; do
-		timeout 150 ip netns exec "$NSD" "$VERIFY" -d ccd -p $((18600 + i)) \
+		timeout $((150 * SLOW)) ip netns exec "$NSD" "$VERIFY" -d ccd -p $((18600 + i)) \
 			-o write -s 65536 -n $CC_N -k 4 >"$TMPD/srv$i" 2>&1 &
 		pids+=($!)
 	done
@@ -41,7 +41,7 @@ incast() {
 		wait_for "ip netns exec $NSD ss -ltn | grep -q ':$((18600 + i)) '" 30
 	done
 	for i in $SENDERS; do
-		timeout 150 ip netns exec "$(ns_s $i)" "$VERIFY" -d ccs$i -p $((18600 + i)) \
+		timeout $((150 * SLOW)) ip netns exec "$(ns_s $i)" "$VERIFY" -d ccs$i -p $((18600 + i)) \
 			-o write -s 65536 -n $CC_N -k 4 10.9.0.1 >"$TMPD/cli$i" 2>&1 &
 		pids+=($!)
 	done
