@@ -194,10 +194,10 @@ void rrxe_work_init(struct work_struct *work, void (*fn)(struct work_struct *))
 /*
  * Work items run on the module's own unbound workqueue. WQ_MEM_RECLAIM: storage consumers
  * (NVMe-oF, NFS/RDMA) write back through it. Not WQ_HIGHPRI: its workers run at nice -20,
- * and a QP's work item that never runs out of packets (a stream its CPU cannot keep up
- * with) then leaves a task at nice 0 about 1% of that CPU. A softirq, whose work this
- * is, runs at most about 2 ms before the rest waits for ksoftirqd at normal priority;
- * a work item has no such budget.
+ * and the scheduler weighs a nice 0 task at about 1% of one of them: under a stream the
+ * debug kernel could not keep up with, short commands took twice as long as with the
+ * workers at nice 0. A softirq, whose work this is, runs at most about 2 ms before the
+ * rest waits for ksoftirqd at normal priority; a work item has no such budget.
  */
 static struct workqueue_struct *rrxe_wq;
 

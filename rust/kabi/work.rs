@@ -12,9 +12,10 @@ use kernel::types::Opaque;
 /// The module's workqueue, where every [`Work`] runs: unbound (any CPU that is free),
 /// at normal priority, usable for memory reclaim. A QP's work item processes received
 /// packets and runs the requester, work a softirq would otherwise do, but without a
-/// softirq's time budget: at high priority (nice -20) a work item kept busy by a stream
-/// left other tasks of its CPU about 1% of it. Created first at module load and
-/// destroyed last at unload, after every device (and so every work item) is gone.
+/// softirq's time budget: at high priority (nice -20), under a stream the debug kernel
+/// could not keep up with, other tasks' short commands took twice as long. Created first
+/// at module load and destroyed last at unload, after every device (and so every work
+/// item) is gone.
 pub(crate) struct WorkQueue(());
 
 impl WorkQueue {
