@@ -47,10 +47,11 @@ def load(p):
 r, x, s = load("rrxe"), load("rxe"), load("siw")
 # 4 QPs over 1 QP: how the bandwidth scales with parallel QPs.
 for d in (r, x, s):
-    try:
-        d["qp_scaling"] = "%.2f" % (float(d["write_bw_64k_4qp"]) / float(d["write_bw_64k_1qp"]))
-    except (KeyError, ValueError, ZeroDivisionError):
-        pass
+    for j in ("", "_j"):
+        try:
+            d["qp_scaling" + j] = "%.2f" % (float(d["write_bw_64k_4qp" + j]) / float(d["write_bw_64k_1qp" + j]))
+        except (KeyError, ValueError, ZeroDivisionError):
+            pass
 rows = [("ib_write_bw 64 KiB, 1 QP (MB/s)", "write_bw_64k_1qp", True),
         ("ib_write_bw 64 KiB, 4 QPs (MB/s)", "write_bw_64k_4qp", True),
         ("  4 QPs over 1 QP", "qp_scaling", None),
@@ -59,7 +60,13 @@ rows = [("ib_write_bw 64 KiB, 1 QP (MB/s)", "write_bw_64k_1qp", True),
         ("ib_write_lat 8 B, typical (us)", "write_lat_8b", False),
         ("ib_send_lat 8 B, typical (us)", "send_lat_8b", False),
         ("ib_read_lat 8 B, typical (us)", "read_lat_8b", False),
-        ("iperf3 TCP over the same veth (MB/s)", "iperf3_tcp", True)]
+        ("iperf3 TCP over the same veth (MB/s)", "iperf3_tcp", True),
+        ("MTU 9000 (path MTU 4096): ib_write_bw 64 KiB, 1 QP (MB/s)", "write_bw_64k_1qp_j", True),
+        ("  ib_write_bw 64 KiB, 4 QPs (MB/s)", "write_bw_64k_4qp_j", True),
+        ("  4 QPs over 1 QP", "qp_scaling_j", None),
+        ("  ib_read_bw 64 KiB (MB/s)", "read_bw_64k_j", True),
+        ("  ib_send_bw 64 KiB (MB/s)", "send_bw_64k_j", True),
+        ("  iperf3 TCP over the same veth (MB/s)", "iperf3_tcp_j", True)]
 for pct in ("0.1", "1", "5"):
     for op in ("write", "read"):
         rows += [("ib_%s_bw 64 KiB, %s%% loss (MB/s)" % (op, pct), "%s_bw_64k_loss_%s" % (op, pct), True),
