@@ -186,22 +186,14 @@ if [ "${RRXE_BENCH_JUMBO:-1}" != 0 ]; then
 	no_qdisc
 	ip -n $NS0 link set va mtu 9000
 	ip -n $NS1 link set vb mtu 9000
-	m=""
-	for i in $(seq 1 20); do
-		m=$(ibv_devinfo -d $d0 2>/dev/null | awk '/active_mtu/ { print $2; exit }')
-		[ "$m" = 4096 ] || [ "$prov" = siw ] && break
-		sleep 0.5
-	done
-	echo "perf: $d0 active_mtu at netdev MTU 9000: ${m:-unknown}" >&2
-	if [ "$m" = 4096 ] || [ "$prov" = siw ]; then
-		run write_bw_64k_1qp_j ib_write_bw -s 65536 -D "$dur"
-		run write_bw_64k_4qp_j ib_write_bw -s 65536 -D "$dur" -q 4
-		run read_bw_64k_j ib_read_bw -s 65536 -D "$dur"
-		run send_bw_64k_j ib_send_bw -s 65536 -D "$dur"
-	else
-		for k in write_bw_64k_1qp_j write_bw_64k_4qp_j read_bw_64k_j send_bw_64k_j; do
-			echo "$k FAIL" | tee -a "$out"
-		done
-	fi
+	jumbo=1
+	[ "$prov" = siw ] || wait_for "ibv_devinfo -d $d0 | grep -Eq 'active_mtu:[[:space:]]+4096'" 10 || jumbo=0
+	echo "perf: $d0 at netdev MTU 9000: $(ibv_devinfo -d $d0 2>/dev/null | grep -m1 active_mtu)" >&2
+	# jrun <metric> <tool> <args...>: as run, FAIL without the 4096 path MTU.
+	jrun() { if [ $jumbo = 1 ]; then run "$@"; else report "$1" 1; fi; }
+	jrun write_bw_64k_1qp_j ib_write_bw -s 65536 -D "$dur"
+	jrun write_bw_64k_4qp_j ib_write_bw -s 65536 -D "$dur" -q 4
+	jrun read_bw_64k_j ib_read_bw -s 65536 -D "$dur"
+	jrun send_bw_64k_j ib_send_bw -s 65536 -D "$dur"
 	iperf3_row iperf3_tcp_j
 fi
