@@ -12,11 +12,15 @@
 //! (re-learned per `delay_min_window_ms`: the minimum of the current and the previous
 //! window, so a route change cannot pin an old minimum for more than two windows),
 //! smoothed queueing delays (gain 1/4 per echo, kept in 1/16 us; reported), the queueing
-//! delays of the last eight echoes, a smoothed round trip (gain 1/8), and the
-//! destination's rate. A decision goes by the lowest queueing delay of the last eight
-//! echoes in each direction: a queue delays every packet, while a receiver or sender
-//! busy elsewhere for a moment delays a few (in a loaded guest, by milliseconds), and a
-//! smoothed delay reads those as a queue that never drains below the target. At most
+//! delays of the last eight echoes, a smoothed round trip (gain 1/8), the smoothed
+//! interval between echoes, and the destination's rate. A decision goes by the lowest
+//! queueing delay of the echoes of the last 3 ms in each direction, at least four and at
+//! most eight of them: a queue delays every packet, while a receiver or sender busy
+//! elsewhere for a moment delays a few (in a loaded guest, by milliseconds), and a
+//! smoothed delay reads those as a queue that never drains below the target. (Eight
+//! echoes come within microseconds at a gigabit with an ACK per packet, but take 160 ms
+//! at 25 Mbit/s with an ACK per 64 KiB message, and a queue seen 160 ms late has long
+//! overflowed.) At most
 //! once per smoothed round trip, or per
 //! `rp_time_reset` when that is shorter (a queue far beyond the target inflates the
 //! round trip, and reacting only once per inflated round trip lets it overflow), an echo
@@ -28,7 +32,7 @@
 //! | grows   | grows   | [`Case::SlightlyWorse`] when reverse <= fwd | `-= delay_small_dec` |
 //! | grows   | shrinks | [`Case::Improving`] (also the mirror case)  | hold               |
 //! | shrinks | shrinks | [`Case::ImprovingFast`]                     | hold               |
-//! | both under `delay_target_us`      || [`Case::Baseline`]                | `+= delay_inc`     |
+//! | both under the target             || [`Case::Baseline`]                | `+= step`          |
 //! | neither, queue over 2 * target    || as if both grew (standing queue)  | cut                |
 //! | neither grows nor shrinks         || [`Case::Hold`]                    | hold               |
 //!
@@ -36,6 +40,21 @@
 //! stopped growing only because the bottleneck drops (or because the rates sum to exactly
 //! its capacity) would otherwise be held forever, far above the target. Holding stays the
 //! answer between the target and twice the target.
+//! The target is `delay_target_us`, or, out of slow start, the time `TARGET_BYTES` take
+//! at the destination's rate when that is longer: a queue of a packet or two is not
+//! congestion (at 100 Mbit/s one 1 KiB packet takes 82 us, more than the default 50 us),
+//! and a destination sending less than its neighbours tolerates more of it, so it grows
+//! while they hold (the fairness term of Swift's flow-scaled target).
+//!
+//! The additive increase `step` is `INC_BYTES / D^2` per second since the last increase,
+//! where `D` is the feedback delay (the smoothed round trip plus the interval of the four
+//! echoes a decision needs), at most `delay_inc` per decision: what an increase adds to
+//! the bottleneck's queue before the echoes that show it come back stays near
+//! `INC_BYTES`, whatever the bottleneck's rate and however sparse the echoes (TCP's one
+//! segment per round trip, per round trip, is the same law). Per second, not per echo:
+//! every destination behind one bottleneck gains the same, so increases are additive
+//! and shares converge.
+//!
 //! "Grows"/"shrinks": changed by more than the tolerance `max(1 us, delay_target_us / 4)`
 //! since the last decision. A direction that neither grows nor shrinks follows the other
 //! one: an uncongested reverse path (the usual case: ACKs are small) must not hide
@@ -49,8 +68,8 @@
 //! `1/delay_slow_start` of it and doubles once per round trip while both queueing delays
 //! stay under the target (slow start, an addition to document 002): a sender that joins
 //! a loaded bottleneck at its full share fills the bottleneck's queue faster than a
-//! decision per round trip can empty it. A doubling waits for `LOW_N` echoes of packets
-//! sent after the last one. The first queue (the decision's queueing delay or the
+//! decision per round trip can empty it. A doubling waits until every echo a decision
+//! goes by is of a packet sent after the last one. The first queue (the decision's queueing delay or the
 //! smoothed one over the target) ends slow start at once and halves the rate: the last
 //! doubling built that queue. Reaching the share ends it too, without the halving.
 
@@ -127,8 +146,20 @@ impl MinWin {
     }
 }
 
-/// Echoes whose lowest queueing delay a decision goes by.
+/// Echoes whose lowest queueing delay a decision goes by: at most this many, those of the
+/// last filter span (see [`Dir::level`]) ...
 const LOW_N: usize = 8;
+/// ... and at least this many.
+const LOW_MIN: usize = 4;
+/// The filter span of [`Dir::level`], ns.
+const FILTER_NS: u64 = 3_000_000;
+/// A queue of this many bytes at the destination's own rate is not congestion (see the
+/// module doc).
+const TARGET_BYTES: u64 = 2048;
+/// What an additive increase may add to the queue within a feedback delay, bytes (see
+/// [`DelayCc::step`]).
+const INC_BYTES: u64 = 16384;
+const NS_PER_S: u64 = 1_000_000_000;
 
 /// One direction's register: its minimum, its smoothed queueing delay, and the queueing
 /// delays of its last `LOW_N` echoes.
@@ -137,8 +168,10 @@ struct Dir {
     min: MinWin,
     /// Smoothed queueing delay, 1/SCALE us (reported).
     sq: i64,
-    /// Queueing delays of the last echoes, 1/SCALE us (a ring; `n` of them valid).
+    /// Queueing delays of the last echoes, 1/SCALE us (a ring; `n` of them valid), and
+    /// when each came, ns.
     last: [i64; LOW_N],
+    last_t: [u64; LOW_N],
     /// Echoes in `last` (up to `LOW_N`), and the next slot to write.
     n: usize,
     at: usize,
@@ -166,7 +199,7 @@ impl Dir {
         }
     }
 
-    fn sample(&mut self, x: i32, rotate: bool) {
+    fn sample(&mut self, now: u64, x: i32, rotate: bool) {
         let old = self.min.get();
         if rotate {
             self.min.rotate();
@@ -181,24 +214,44 @@ impl Dir {
         if let Some(slot) = self.last.get_mut(self.at) {
             *slot = q;
         }
+        if let Some(slot) = self.last_t.get_mut(self.at) {
+            *slot = now;
+        }
         self.at = (self.at + 1) % LOW_N;
         self.n = (self.n + 1).min(LOW_N);
     }
 
-    /// The queueing delay a decision goes by: the lowest of the last `LOW_N` echoes. A
-    /// queue delays every packet; a late packet alone (a receiver or a sender busy
-    /// elsewhere) is not a queue. (A count, not a time: a slow destination's figure is
-    /// as good as a fast one's.)
-    fn level(&self) -> i64 {
-        self.last
-            .get(..self.n)
-            .and_then(|l| l.iter().copied().min())
-            .unwrap_or(self.sq)
+    /// The queueing delay a decision goes by: the lowest of the echoes of the last `span`
+    /// ns, at least `LOW_MIN` and at most `LOW_N` of them. A queue delays every packet; a
+    /// late packet alone (a receiver or a sender busy elsewhere) is not a queue. (Bounded
+    /// by a time too: with sparse echoes, `LOW_N` of them reach back too far for a
+    /// growing queue to show in time.)
+    fn level(&self, now: u64, span: u64) -> i64 {
+        self.low(now, span).0
+    }
+
+    /// [`Dir::level`] and the number of echoes it went by.
+    fn low(&self, now: u64, span: u64) -> (i64, usize) {
+        let mut low: Option<i64> = None;
+        let mut used = 0;
+        // Newest first: the newest `LOW_MIN` always, older ones while within `span`.
+        for k in 0..self.n {
+            let i = (self.at + LOW_N - 1 - k) % LOW_N;
+            let (Some(&q), Some(&t)) = (self.last.get(i), self.last_t.get(i)) else {
+                break;
+            };
+            if k >= LOW_MIN && now.saturating_sub(t) > span {
+                break;
+            }
+            low = Some(low.map_or(q, |l| l.min(q)));
+            used += 1;
+        }
+        (low.unwrap_or(self.sq), used)
     }
 
     /// +1 grows, -1 shrinks, 0 neither, against the tolerance.
-    fn trend(&self, tol: i64) -> i32 {
-        let d = self.level() - self.reference;
+    fn trend(&self, now: u64, span: u64, tol: i64) -> i32 {
+        let d = self.level(now, span) - self.reference;
         if d > tol {
             1
         } else if d < -tol {
@@ -232,6 +285,11 @@ pub struct DelayCc {
     /// after `LOW_N` of them: the lowest queueing delay of the last `LOW_N` echoes must
     /// have seen the rate it doubles).
     since: usize,
+    /// Smoothed interval between echoes, ns (0: none yet), and the last echo's time.
+    gap: u64,
+    echo_t: u64,
+    /// Time of the last increase.
+    inc_t: u64,
 }
 
 impl DelayCc {
@@ -250,6 +308,9 @@ impl DelayCc {
             slow: rate < split,
             ceil: split,
             since: 0,
+            gap: 0,
+            echo_t: now,
+            inc_t: now,
         }
     }
 
@@ -264,8 +325,8 @@ impl DelayCc {
         if rotate {
             self.win_t = now;
         }
-        self.fwd.sample(fwd_us, rotate);
-        self.rev.sample(rev_us, rotate);
+        self.fwd.sample(now, fwd_us, rotate);
+        self.rev.sample(now, rev_us, rotate);
         let rtt = i64::from(fwd_us.wrapping_add(rev_us));
         if let Ok(rtt_us) = u64::try_from(rtt) {
             let r = rtt_us.saturating_mul(NS_PER_US);
@@ -276,13 +337,29 @@ impl DelayCc {
             };
         }
 
+        let g = now.saturating_sub(self.echo_t);
+        self.echo_t = now;
+        self.gap = if self.gap == 0 {
+            g.max(1)
+        } else {
+            self.gap.saturating_mul(7).saturating_add(g) / 8
+        };
         let target = i64::from(p.delay_target_us()) * SCALE;
+        let target = if self.slow {
+            target
+        } else {
+            target.max(flow_target(self.rate))
+        };
         let tol = (target / 4).max(SCALE);
-        let (qf, qr) = (self.fwd.level(), self.rev.level());
+        let span = FILTER_NS;
+        let (qf, qr) = (self.fwd.level(now, span), self.rev.level(now, span));
         let case = if qf <= target && qr <= target {
             Case::Baseline
         } else {
-            let (mut f, mut r) = (self.fwd.trend(tol), self.rev.trend(tol));
+            let (mut f, mut r) = (
+                self.fwd.trend(now, span, tol),
+                self.rev.trend(now, span, tol),
+            );
             if f == 0 {
                 f = r;
             }
@@ -324,7 +401,8 @@ impl DelayCc {
         // the next doubling may have come.)
         let smoothed = self.fwd.sq.max(self.rev.sq) > target;
         let exit = self.slow && (case != Case::Baseline || smoothed);
-        let blind = self.slow && self.since < LOW_N;
+        let used = self.fwd.low(now, span).1.max(self.rev.low(now, span).1);
+        let blind = self.slow && self.since < used;
         if !exit && (early || blind) {
             return (case, Change::Same);
         }
@@ -344,10 +422,13 @@ impl DelayCc {
             }
             Case::Worse => cut(self.rate, p.delay_big_dec()),
             Case::SlightlyWorse => cut(self.rate, p.delay_small_dec()),
-            Case::Baseline => self.rate.saturating_add(p.delay_inc()),
+            Case::Baseline => self.rate.saturating_add(p.delay_inc().min(self.step(now))),
             _ => self.rate,
         };
         self.rate = p.clamp_rate(self.rate);
+        if self.rate > old {
+            self.inc_t = now;
+        }
         if acted {
             self.since = 0;
             self.fwd.reference = qf;
@@ -365,6 +446,24 @@ impl DelayCc {
             self.decided = true;
         }
         (case, Change::of(old, self.rate))
+    }
+
+    /// The feedback delay: an increase shows in the lowest queueing delay of the echoes
+    /// once `LOW_MIN` echoes of packets sent after it have come back, ns.
+    fn feedback_ns(&self) -> u64 {
+        self.srtt
+            .saturating_add(self.gap.saturating_mul(LOW_MIN as u64))
+            .max(1)
+    }
+
+    /// The additive increase due now, bytes/s: `INC_BYTES / D^2` per second since the last
+    /// increase (at most one feedback delay `D`'s worth), so that what the increase adds
+    /// to the bottleneck's queue before its feedback comes back stays near `INC_BYTES`
+    /// whatever the bottleneck's rate and however sparse the echoes.
+    fn step(&self, now: u64) -> u64 {
+        let d = self.feedback_ns();
+        let dt = now.saturating_sub(self.inc_t).min(d);
+        mul_div(INC_BYTES.saturating_mul(NS_PER_S), dt, d) / d
     }
 
     /// Current rate, bytes/s.
@@ -392,6 +491,14 @@ impl DelayCc {
     pub fn srtt_ns(&self) -> u64 {
         self.srtt
     }
+}
+
+/// The delay target that a queue of `TARGET_BYTES` at `rate` (bytes/s) sets, 1/SCALE us.
+fn flow_target(rate: u64) -> i64 {
+    let us = mul_div(TARGET_BYTES, 1_000_000, rate.max(1));
+    i64::try_from(us)
+        .unwrap_or(i64::MAX / SCALE)
+        .saturating_mul(SCALE)
 }
 
 /// Initial per-destination rate: bandwidth split evenly over the active destinations.
@@ -441,7 +548,8 @@ mod tests {
     #[test]
     fn four_cases() {
         let p = params();
-        let r0 = 100 * MBPS;
+        // (At 500 Mbit/s `TARGET_BYTES` take 33 us: the target is `delay_target_us`.)
+        let r0 = 500 * MBPS;
         let mut d = DelayCc::new(0, r0, &p);
         let mut t = 0;
         // Baseline: increases once per round trip (100 us).
@@ -527,9 +635,10 @@ mod tests {
         );
     }
 
-    /// Slow start: from 1/64 of the split, doubling at the baseline up to the split, each
-    /// doubling a round trip (100 us here) and `LOW_N` echoes after the last; or, at the
-    /// first queue, halving at once and going on by the four cases.
+    /// Slow start (from 1/64 of the split here): doubling at the baseline up to the split,
+    /// each doubling a round trip (100 us here) and `LOW_N` echoes after the last (all
+    /// eight a decision goes by: they come 10 us apart); or, at the first queue, halving
+    /// at once and going on by the four cases.
     #[test]
     fn slow_start() {
         let mut p = Params::gbit();
@@ -574,7 +683,9 @@ mod tests {
         feed(&mut d, &mut t, 300, 0, 1, &p);
         assert!(!d.slow_start());
         assert_eq!(d.rate(), 40 * MBPS);
-        feed(&mut d, &mut t, 300, 0, 40, &p);
+        // (Out of slow start the target is at least the time `TARGET_BYTES` take at the
+        // rate: 410 us at 40 Mbit/s.)
+        feed(&mut d, &mut t, 1000, 0, 40, &p);
         assert!(!d.slow_start());
         assert!(d.rate() <= 40 * MBPS, "{}", d.rate());
         // delay_slow_start 1: the split at once.
@@ -582,6 +693,62 @@ mod tests {
         let d1 = DelayCc::new(0, share, &p);
         assert_eq!(d1.rate(), share);
         assert!(!d1.slow_start());
+    }
+
+    /// Echoes every 20 ms (an ACK per 64 KiB message at 25 Mbit/s): the increase per
+    /// decision shrinks with the feedback delay, and a queue shows in the `LOW_MIN`th
+    /// echo (not the `LOW_N`th).
+    #[test]
+    fn sparse_echoes() {
+        let mut p = Params::DEFAULT;
+        p.set(idx::DELAY_SLOW_START, 1);
+        let r0 = 25 * MBPS;
+        let mut d = DelayCc::new(0, r0, &p);
+        let mut t = 0;
+        let echo = |d: &mut DelayCc, t: &mut u64, q: i32| {
+            *t += 20_000 * US;
+            d.on_sample(*t, 50 + q, 50, &p)
+        };
+        let mut steps = Vec::new();
+        for _ in 0..20 {
+            let before = d.rate();
+            assert_eq!(echo(&mut d, &mut t, 0).0, Case::Baseline);
+            steps.push(d.rate() - before);
+        }
+        // D = 100 us + 4 * 20 ms: 16 KiB / D^2 * 20 ms = 51 KB/s (0.41 Mbit/s), against
+        // delay_inc's 10 Mbit/s.
+        let last = steps[steps.len() - 1];
+        assert!(last > 40_000 && last < 65_000, "{steps:?}");
+        // A 5 ms queue: cut by the `LOW_MIN`th echo that shows it.
+        let before = d.rate();
+        for _ in 1..LOW_MIN {
+            let (c, ch) = echo(&mut d, &mut t, 5000);
+            assert_ne!(ch, Change::Decreased, "{c:?}");
+        }
+        let (c, ch) = echo(&mut d, &mut t, 5000);
+        assert_eq!((c, ch), (Case::SlightlyWorse, Change::Decreased));
+        assert!(d.rate() < before);
+    }
+
+    /// Out of slow start, the target is at least the time `TARGET_BYTES` take at the
+    /// rate: a standing 400 us queue is the baseline at 25 Mbit/s (655 us) and a queue
+    /// at 500 Mbit/s (33 us: `delay_target_us`, 50 us).
+    #[test]
+    fn target_scales_with_rate() {
+        let mut p = Params::DEFAULT;
+        p.set(idx::DELAY_SLOW_START, 1);
+        // (Increases of 1 Mbit/s keep the rate near where it started.)
+        p.set(idx::DELAY_INC, 1);
+        for (rate, want) in [
+            (25 * MBPS, Case::Baseline),
+            (500 * MBPS, Case::SlightlyWorse),
+        ] {
+            let mut d = DelayCc::new(0, rate, &p);
+            let mut t = 0;
+            feed(&mut d, &mut t, 0, 0, 10, &p);
+            let (c, _) = feed(&mut d, &mut t, 400, 0, 40, &p);
+            assert_eq!(c, want, "{rate}");
+        }
     }
 
     #[test]
@@ -604,7 +771,11 @@ mod tests {
         fn rate_in_bounds(
             vals in proptest::collection::vec(any::<u32>(), NPARAMS),
             n in 0u32..64,
-            ev in proptest::collection::vec((0u64..3_000_000, any::<i32>(), any::<i32>()), 0..300),
+            // (Now and then a jump of any size: the register's times saturate.)
+            ev in proptest::collection::vec(
+                (prop_oneof![9 => 0u64..3_000_000, 1 => any::<u64>()], any::<i32>(), any::<i32>()),
+                0..300,
+            ),
         ) {
             let mut a = [0u32; NPARAMS];
             a.copy_from_slice(&vals);

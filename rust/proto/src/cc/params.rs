@@ -262,7 +262,7 @@ const TABLE: [ParamInfo; 28] = [
         10,
         1,
         MAX_MBPS,
-        "delay: additive increase at baseline, Mb/s",
+        "delay: largest additive increase per decision, Mb/s",
     ),
     p(
         "pacer_burst",
@@ -287,7 +287,7 @@ const TABLE: [ParamInfo; 28] = [
     ),
     p(
         "delay_slow_start",
-        64,
+        1024,
         1,
         1_000_000,
         "delay: a new destination starts at its split / this",
@@ -515,7 +515,7 @@ impl Params {
         u64::from(self.get(idx::DELAY_SMALL_DEC))
     }
 
-    /// `delay`: additive increase at baseline, bytes/s.
+    /// `delay`: largest additive increase per decision, bytes/s.
     pub fn delay_inc(&self) -> u64 {
         self.mbps(idx::DELAY_INC)
     }
