@@ -428,6 +428,23 @@ fn convergence(run: &Run, start: usize, end: usize) -> Option<usize> {
         .map(|w| w - start)
 }
 
+/// The VM bench's convergence measure: ms from `start` until every flow's mean over the
+/// last second stays within 10% of an equal share of what the bottleneck delivered,
+/// checked every 100 ms; None if not before `end`.
+fn convergence_1s(run: &Run, start: usize, end: usize) -> Option<usize> {
+    let flows = active(start, &run.net);
+    let ok = |w: usize| {
+        let m: Vec<u64> = flows.iter().map(|&f| mean(run, f, w, w + 1000)).collect();
+        let fair = m.iter().sum::<u64>() / m.len() as u64;
+        m.iter().all(|&x| x * 10 >= fair * 9 && x * 10 <= fair * 11)
+    };
+    let last = end.checked_sub(1000)?;
+    (start..=last)
+        .step_by(100)
+        .find(|&w| (w..=last).step_by(100).all(ok))
+        .map(|w| w + 1000 - start)
+}
+
 struct Tail {
     qmax: u64,
     /// Goodput of all flows over the bottleneck's capacity, 1/1000.
@@ -521,6 +538,16 @@ fn report_net(algo: Algo, p: &Params, jitter: Jitter, n: Net) -> Report {
             t.spread_milli.0,
             t.spread_milli.1,
             t.util_milli,
+        );
+    }
+    if n.end_ms >= 6000 {
+        let c: Vec<Option<usize>> = phases
+            .iter()
+            .map(|&(a, b)| convergence_1s(&run, a, b))
+            .collect();
+        eprintln!(
+            "{:>5} convergence by 1-s means within 10%: {c:?} ms",
+            algo.name()
         );
     }
     let mut heads = Vec::new();
