@@ -221,26 +221,21 @@ impl Dir {
         self.n = (self.n + 1).min(LOW_N);
     }
 
-    /// The queueing delay a decision goes by: the lowest of the echoes of the last `span`
-    /// ns, at least `LOW_MIN` and at most `LOW_N` of them. A queue delays every packet; a
-    /// late packet alone (a receiver or a sender busy elsewhere) is not a queue. (Bounded
-    /// by a time too: with sparse echoes, `LOW_N` of them reach back too far for a
-    /// growing queue to show in time.)
-    fn level(&self, now: u64, span: u64) -> i64 {
-        self.low(now, span).0
-    }
-
-    /// [`Dir::level`] and the number of echoes it went by.
-    fn low(&self, now: u64, span: u64) -> (i64, usize) {
+    /// The queueing delay a decision goes by, and the number of echoes it went by: the
+    /// lowest of the echoes of the last `FILTER_NS`, at least `LOW_MIN` and at most
+    /// `LOW_N` of them. A queue delays every packet; a late packet alone (a receiver or a
+    /// sender busy elsewhere) is not a queue. (Bounded by a time too: with sparse echoes,
+    /// `LOW_N` of them reach back too far for a growing queue to show in time.)
+    fn level(&self, now: u64) -> (i64, usize) {
         let mut low: Option<i64> = None;
         let mut used = 0;
-        // Newest first: the newest `LOW_MIN` always, older ones while within `span`.
+        // Newest first: the newest `LOW_MIN` always, older ones while within the span.
         for k in 0..self.n {
             let i = (self.at + LOW_N - 1 - k) % LOW_N;
             let (Some(&q), Some(&t)) = (self.last.get(i), self.last_t.get(i)) else {
                 break;
             };
-            if k >= LOW_MIN && now.saturating_sub(t) > span {
+            if k >= LOW_MIN && now.saturating_sub(t) > FILTER_NS {
                 break;
             }
             low = Some(low.map_or(q, |l| l.min(q)));
@@ -249,9 +244,9 @@ impl Dir {
         (low.unwrap_or(self.sq), used)
     }
 
-    /// +1 grows, -1 shrinks, 0 neither, against the tolerance.
-    fn trend(&self, now: u64, span: u64, tol: i64) -> i32 {
-        let d = self.level(now, span) - self.reference;
+    /// +1 grows, -1 shrinks, 0 neither: `level` against the reference and the tolerance.
+    fn trend(&self, level: i64, tol: i64) -> i32 {
+        let d = level - self.reference;
         if d > tol {
             1
         } else if d < -tol {
@@ -351,15 +346,11 @@ impl DelayCc {
             target.max(flow_target(self.rate))
         };
         let tol = (target / 4).max(SCALE);
-        let span = FILTER_NS;
-        let (qf, qr) = (self.fwd.level(now, span), self.rev.level(now, span));
+        let ((qf, nf), (qr, nr)) = (self.fwd.level(now), self.rev.level(now));
         let case = if qf <= target && qr <= target {
             Case::Baseline
         } else {
-            let (mut f, mut r) = (
-                self.fwd.trend(now, span, tol),
-                self.rev.trend(now, span, tol),
-            );
+            let (mut f, mut r) = (self.fwd.trend(qf, tol), self.rev.trend(qr, tol));
             if f == 0 {
                 f = r;
             }
@@ -401,8 +392,7 @@ impl DelayCc {
         // the next doubling may have come.)
         let smoothed = self.fwd.sq.max(self.rev.sq) > target;
         let exit = self.slow && (case != Case::Baseline || smoothed);
-        let used = self.fwd.low(now, span).1.max(self.rev.low(now, span).1);
-        let blind = self.slow && self.since < used;
+        let blind = self.slow && self.since < nf.max(nr);
         if !exit && (early || blind) {
             return (case, Change::Same);
         }
