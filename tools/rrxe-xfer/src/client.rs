@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use xxhash_rust::xxh3::Xxh3;
-
 use crate::engine::{self, hash_prefix, Chan, Failure, RemoteRing, Ring};
 use crate::rdma::{verify_state, Ev, Link, Poll};
 use crate::resume::{resume_offset, Plan};
@@ -212,7 +210,7 @@ impl Session {
             &mut buf,
             plan,
             &ring,
-            Xxh3::new(),
+            engine::checksum(),
             &mut |_| {},
         )?;
         Message::decode(&buf).map_err(|e| Failure::fatal(Status::Protocol, e.to_string()))
@@ -259,7 +257,7 @@ impl Session {
         let resp = self.ask(&r)?;
         let offset = resume_offset(Some(resp.offset), resp.size);
         part.set_len(offset).map_err(io)?;
-        let mut h = Xxh3::new();
+        let mut h = engine::checksum();
         hash_prefix(&mut part, offset, &mut h).map_err(io)?;
         let plan = Plan::new(offset, resp.size, slot);
         let name = dest.display().to_string();
@@ -305,7 +303,7 @@ impl Session {
         }
         let resp = self.ask(&r)?;
         let offset = resume_offset(Some(resp.offset), md.len());
-        let mut h = Xxh3::new();
+        let mut h = engine::checksum();
         hash_prefix(&mut f, offset, &mut h).map_err(io)?;
         let ring = RemoteRing {
             addr: resp.ring_addr,

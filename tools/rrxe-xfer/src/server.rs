@@ -22,8 +22,6 @@ use std::sync::mpsc::channel;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use xxhash_rust::xxh3::Xxh3;
-
 use crate::confine::{relative, PathError, Root};
 use crate::engine::{self, hash_prefix, Chan, Failure, RemoteRing, Ring};
 use crate::rdma::{verify_state, Ev, Link, Poll, MAX_DEPTH};
@@ -363,7 +361,15 @@ fn handle(sh: &Shared, ch: &mut Chan<'_>, r: &Request) -> Result<u64, Failure> {
                 resp.size = m.len() as u64;
                 respond(ch, resp)?;
                 let plan = Plan::new(0, m.len() as u64, r.buf_size);
-                engine::send(ch, r.id, &mut &m[..], plan, ring, Xxh3::new(), &mut |_| {})?;
+                engine::send(
+                    ch,
+                    r.id,
+                    &mut &m[..],
+                    plan,
+                    ring,
+                    engine::checksum(),
+                    &mut |_| {},
+                )?;
                 return Ok(m.len() as u64);
             }
             let (mut f, rel) = match sh.root.open_read(&r.path) {
@@ -385,7 +391,7 @@ fn handle(sh: &Shared, ch: &mut Chan<'_>, r: &Request) -> Result<u64, Failure> {
                 Err(e) => return refuse(ch, r.id, Failure::new(Status::Io, e.to_string())),
             };
             let offset = resume_offset(Some(r.offset), md.len());
-            let mut h = Xxh3::new();
+            let mut h = engine::checksum();
             if let Err(e) = hash_prefix(&mut f, offset, &mut h) {
                 return refuse(
                     ch,
@@ -424,7 +430,7 @@ fn handle(sh: &Shared, ch: &mut Chan<'_>, r: &Request) -> Result<u64, Failure> {
             } else {
                 0
             };
-            let mut h = Xxh3::new();
+            let mut h = engine::checksum();
             let prep = part
                 .file
                 .set_len(offset)

@@ -9,7 +9,7 @@ use std::fmt;
 use std::io::{self, Read, Write};
 
 /// Protocol version; a peer with another one is refused at the hello.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// "RRXF"
 pub const MAGIC: u32 = 0x5252_5846;
 /// Largest frame body either side accepts (a request with the longest path and payload).
