@@ -259,7 +259,6 @@ pub fn send(
                 };
                 ch.abort(Failure::fatal(Status::Io, text))
             })?;
-            h.update(dst);
             let notice = Notice {
                 transfer: id,
                 chunk: next,
@@ -279,6 +278,8 @@ pub fn send(
                     b as u64,
                 )
                 .map_err(|e| ch.abort(Failure::fatal(Status::Io, e)))?;
+            // Hashed while the provider moves it: a WRITE only reads the buffer.
+            h.update(&bufs.bytes()[b * slot..b * slot + len as usize]);
             held[b] = Some(next);
             sent[b] = false;
             progress(u64::from(len));
