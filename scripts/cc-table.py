@@ -6,7 +6,8 @@ usage: cc-table.py RESULTS_DIR BOTTLENECK_MBIT [SVG]
 
 RESULTS_DIR holds rrxe/ and rxe/, each with cc-<run>.csv (every 200 ms: time, the bytes
 each of four flows brought to the bottleneck so far, the bytes it delivered, its backlog
-in bytes; selftests/tools/ccsample.py) and cc-<run>.txt ("metric value" lines) from
+in bytes and its drops so far; selftests/tools/ccsample.py) and cc-<run>.txt ("metric
+value" lines) from
 selftests/lib/congestion.sh. Prints one Markdown table; writes a plot of every flow's
 rate over time to SVG if given.
 """
@@ -34,8 +35,8 @@ def load(d, run):
             next(f)
             for line in f:
                 v = line.split()
-                if len(v) == 7:
-                    rows.append([num(x) for x in v])
+                if len(v) >= 7:
+                    rows.append([num(x) for x in v[:7]])
         with open(os.path.join(d, "cc-%s.txt" % run)) as f:
             for line in f:
                 v = line.split()
