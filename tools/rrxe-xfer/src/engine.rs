@@ -251,7 +251,8 @@ pub fn send(
             let Some((off, len)) = plan.chunk(next) else {
                 break;
             };
-            let dst = &mut bufs.bytes_mut()[b * slot..b * slot + len as usize];
+            let at = b * slot..b * slot + len as usize;
+            let dst = &mut bufs.bytes_mut()[at.clone()];
             src.read_at(off, dst).map_err(|e| {
                 let text = match e.kind() {
                     io::ErrorKind::UnexpectedEof => "the file shrank while being sent".into(),
@@ -279,7 +280,7 @@ pub fn send(
                 )
                 .map_err(|e| ch.abort(Failure::fatal(Status::Io, e)))?;
             // Hashed while the provider moves it: a WRITE only reads the buffer.
-            h.update(&bufs.bytes()[b * slot..b * slot + len as usize]);
+            h.update(&bufs.bytes()[at]);
             held[b] = Some(next);
             sent[b] = false;
             progress(u64::from(len));
