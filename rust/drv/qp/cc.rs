@@ -25,7 +25,7 @@ use crate::proto::cc::{Algo, Change};
 use crate::proto::ccwire::{TsEcho, CAP_CC};
 use crate::proto::opcode::op;
 use crate::proto::packet::{Ext, Packet};
-use crate::proto::rc::DEFAULT_PKEY;
+use crate::proto::rc::{DEFAULT_PKEY, MAX_PKT_PER_ACK};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -86,6 +86,16 @@ impl QpCc {
     /// responder).
     pub(super) fn ts(&self) -> Option<u32> {
         (self.peer && self.p.algo() == Algo::Delay).then(|| delay::ts_us(mono_ns()))
+    }
+
+    /// How many data packets the requester may send between AckReqs: fewer under the
+    /// delay algorithm, whose decisions wait for timestamp echoes (one per ACK).
+    pub(super) fn ack_every(&self) -> u32 {
+        if self.peer && self.p.algo() == Algo::Delay {
+            self.p.delay_ack_pkts()
+        } else {
+            MAX_PKT_PER_ACK
+        }
     }
 
     /// The echo an ACK carries, if a timestamped request arrived since the last one.

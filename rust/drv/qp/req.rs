@@ -285,7 +285,7 @@ impl Qp {
             }
             return Ok(true);
         }
-        let seg = st.req.next_data(&slot, mtu);
+        let seg = st.req.next_data(&slot, mtu, st.cc.ack_every());
         let xf = if solo { sel::XF_SOLO } else { 0 };
         let (fed, taken) = self.data_packet(st, wqe, kind, &slot, &seg, xf)?;
         if !taken && st.tx_refused < TX_BUSY_MAX {

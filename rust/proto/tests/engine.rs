@@ -313,7 +313,9 @@ impl Req {
                 self.slots[i as usize] = slot;
                 self.rq.next = self.geom.next(i);
             } else {
-                let seg = self.rq.next_data(&slot, self.mtu);
+                let seg = self
+                    .rq
+                    .next_data(&slot, self.mtu, rrxe_proto::rc::MAX_PKT_PER_ACK);
                 self.ack_reqs += u64::from(seg.ack_req);
                 // As the driver: the CRC grows as each packet is first gathered.
                 if let Some(w) = slot.vfy.as_mut().filter(|w| w.due(seg.off)) {

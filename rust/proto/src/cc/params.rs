@@ -106,6 +106,8 @@ pub mod idx {
     pub const RATE_TIME_RESET: usize = 26;
     /// `delay_slow_start` (beyond the spec's list).
     pub const DELAY_SLOW_START: usize = 27;
+    /// `delay_ack_pkts` (beyond the spec's list).
+    pub const DELAY_ACK_PKTS: usize = 28;
 }
 
 /// Largest rate knob in Mb/s (400 Gb/s).
@@ -113,7 +115,7 @@ const MAX_MBPS: u32 = 400_000;
 /// The line rate `rp_max_rate = 0` stands for, Mb/s.
 pub const DEFAULT_LINE_MBPS: u32 = 10_000;
 
-const TABLE: [ParamInfo; 28] = [
+const TABLE: [ParamInfo; 29] = [
     p(
         "algo",
         2,
@@ -291,6 +293,13 @@ const TABLE: [ParamInfo; 28] = [
         1,
         1_000_000,
         "delay: a new destination starts at its split / this",
+    ),
+    p(
+        "delay_ack_pkts",
+        8,
+        1,
+        64,
+        "delay: an ACK (an echo) every this many packets",
     ),
 ];
 
@@ -530,6 +539,11 @@ impl Params {
         u64::from(self.get(idx::DELAY_SLOW_START))
     }
 
+    /// `delay`: the requester asks for an ACK at least every this many packets.
+    pub fn delay_ack_pkts(&self) -> u32 {
+        self.get(idx::DELAY_ACK_PKTS)
+    }
+
     /// Pacer bucket depth, bytes.
     pub fn pacer_burst(&self) -> u32 {
         self.get(idx::PACER_BURST)
@@ -587,6 +601,7 @@ mod tests {
             (idx::DELAY_MIN_WINDOW_MS, "delay_min_window_ms"),
             (idx::RATE_TIME_RESET, "rate_time_reset"),
             (idx::DELAY_SLOW_START, "delay_slow_start"),
+            (idx::DELAY_ACK_PKTS, "delay_ack_pkts"),
         ];
         assert_eq!(names.len(), NPARAMS);
         for (i, n) in names {

@@ -273,12 +273,13 @@ impl Requester {
     }
 
     /// The next packet of the SEND or WRITE in `slot`: AckReq on its last packet and at
-    /// least every [`MAX_PKT_PER_ACK`] packets.
-    pub fn next_data(&mut self, slot: &Slot, mtu: u32) -> Seg {
+    /// least every `ack_every` packets (at most [`MAX_PKT_PER_ACK`]; congestion control
+    /// by delay asks more often, for its timestamp echoes).
+    pub fn next_data(&mut self, slot: &Slot, mtu: u32, ack_every: u32) -> Seg {
         let remaining = slot.length - slot.sent.min(slot.length);
         let last = remaining <= mtu;
         self.noack += 1;
-        let ack_req = last || self.noack >= MAX_PKT_PER_ACK;
+        let ack_req = last || self.noack >= ack_every.clamp(1, MAX_PKT_PER_ACK);
         if ack_req {
             self.noack = 0;
         }
@@ -686,7 +687,7 @@ mod tests {
                 rq.request_sent(&mut s, &r);
             } else {
                 loop {
-                    let seg = rq.next_data(&s, 1024);
+                    let seg = rq.next_data(&s, 1024, MAX_PKT_PER_ACK);
                     rq.data_sent(&mut s, &seg);
                     if seg.last {
                         break;
@@ -717,14 +718,14 @@ mod tests {
         let mut rq = Requester::new(Psn::new(0xff_fffe));
         let mut s = rq.start(&head(wr::SEND, 3000), 1024);
         for _ in 0..3 {
-            let seg = rq.next_data(&s, 1024);
+            let seg = rq.next_data(&s, 1024, MAX_PKT_PER_ACK);
             rq.data_sent(&mut s, &seg);
         }
         assert!(!rq.ghost(Psn::new(0)) && rq.ghost(Psn::new(1)));
         // With a first PSN of 0xe1_0868, 0xffffff is 2 million PSNs ahead: a ghost.
         rq.set_psn(Psn::new(0xe1_0868));
         let mut s = rq.start(&head(wr::RDMA_WRITE, 65536), 1024);
-        let seg = rq.next_data(&s, 1024);
+        let seg = rq.next_data(&s, 1024, MAX_PKT_PER_ACK);
         rq.data_sent(&mut s, &seg);
         assert!(rq.ghost(Psn::new(0xff_ffff)) && !rq.ghost(Psn::new(0xe1_0868)));
         rq.set_psn(Psn::new(5));
@@ -738,7 +739,7 @@ mod tests {
         assert_eq!((s.first_psn.get(), s.last_psn.get()), (0xff_fffe, 198));
         let mut reqs = Vec::new();
         loop {
-            let seg = rq.next_data(&s, 256);
+            let seg = rq.next_data(&s, 256, MAX_PKT_PER_ACK);
             assert_eq!(seg.psn, rq.req_psn);
             assert_eq!(seg.off, seg.k * 256);
             if seg.ack_req {
@@ -754,10 +755,27 @@ mod tests {
         assert_eq!(reqs, [63, 127, 191, 200]);
         assert_eq!(rq.req_psn, s.last_psn.add(1));
         assert_eq!(s.sent, s.length);
+        // Asked more often (delay's echoes): every 8 packets, counted across messages;
+        // 0 is taken as 1, more than 64 as 64.
+        for (every, want) in [(8, vec![7, 15, 19]), (0, (0..20).collect()), (99, vec![19])] {
+            let mut m = rq.start(&head(wr::RDMA_WRITE, 20 * 256), 256);
+            let mut got = Vec::new();
+            loop {
+                let seg = rq.next_data(&m, 256, every);
+                if seg.ack_req {
+                    got.push(seg.k);
+                }
+                rq.data_sent(&mut m, &seg);
+                if seg.last {
+                    break;
+                }
+            }
+            assert_eq!(got, want, "every {every}");
+        }
         // A zero-length message is one packet.
         let z = rq.start(&head(wr::SEND, 0), 256);
         assert_eq!(z.first_psn, z.last_psn);
-        let seg = rq.next_data(&z, 256);
+        let seg = rq.next_data(&z, 256, MAX_PKT_PER_ACK);
         assert!(seg.first && seg.last && seg.ack_req && seg.len == 0);
     }
 
@@ -819,7 +837,7 @@ mod tests {
         );
         assert!(!slots[1].started && !slots[2].started);
         assert_eq!(rq.rd_outstanding, 0);
-        let seg = rq.next_data(&slots[0], 1024);
+        let seg = rq.next_data(&slots[0], 1024, MAX_PKT_PER_ACK);
         assert_eq!((seg.psn, seg.k, seg.off), (Psn::new(101), 1, 1024));
         // A READ asks again from the first response it has not got.
         let (mut rq, mut slots) = sent(&[(wr::RDMA_WRITE, 1), (wr::RDMA_READ, 4096)]);
