@@ -108,8 +108,19 @@ def metrics(rows, kv, bn):
     # delivered, not of its nominal rate: when the guest stalls, the router's output
     # stalls with it and every flow dips alike, which is no unfairness. A leaving flow's
     # last interval, in which it stopped, ends the segment. The average starts at the
-    # join: one over the second before it would hold every run to at least 0.8 s.)
-    events = sorted(set(k for k in first + last if k is not None))
+    # join: one over the second before it would hold every run to at least 0.8 s.) The
+    # latency probe's start and end are events too: it is one more QP from sender 1,
+    # whose ping-pong brings its destination an echo every round trip.
+    events = set(k for k in first + last if k is not None)
+    for key in ("lat_from", "lat_to"):
+        try:
+            t = float(kv.get(key, ""))
+        except ValueError:
+            continue
+        k = next((k for k in range(len(r)) if r[k][0] >= t), None)
+        if k is not None:
+            events.add(k)
+    events = sorted(events)
     conv = []
     for j in sorted(k for k in first if k is not None)[1:]:
         nxt = min((e for e in events if e > j), default=len(r))

@@ -6,7 +6,8 @@
 # rdma_rxe: once), all in one boot. For each run it writes /tmp/out/cc-<name>.csv (every 200 ms: time, the
 # bytes each flow brought to the router, the bottleneck's backlog: tools/ccsample.py) and
 # /tmp/out/cc-<name>.txt ("metric value" lines: drops, marks, ib_write_lat p50/p99
-# across the bottleneck while all four flows run). scripts/bench.sh turns them into the
+# across the bottleneck while all four flows run, and when that probe ran on the
+# sampler's clock: lat_from, lat_to). scripts/bench.sh turns them into the
 # table and the plot. Never run by `make check`.
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
@@ -71,8 +72,14 @@ run() {
 	done
 	# Latency across the loaded bottleneck, while all four flows run.
 	sleep $((3 * STEP + STEP / 2 + STARTUP))
+	# (When, on the sampler's clock: its latest sample, at most one interval old. The
+	# probe is one more QP from sender 1, and the table's convergence treats its start
+	# and end as a join and a leave.)
+	local lat_from lat_to
+	lat_from=$(tail -1 "$csv" | cut -d' ' -f1)
 	ip netns exec "$(ns_s 1)" timeout 60 ib_write_lat -d ccs1 -x 1 -F -s 64 -n 2000 \
 		-p 18710 10.9.0.1 >$logs/$name-lat 2>&1
+	lat_to=$(tail -1 "$csv" | cut -d' ' -f1)
 	for i in "${pids[@]}"; do wait "$i"; done
 	wait "$sampler"
 	# The servers wait for messages that will not come.
@@ -82,6 +89,8 @@ run() {
 	{
 		echo "drops $(($(bn_dropped) - d0))"
 		echo "marks $(($(marked) - m0))"
+		echo "lat_from $lat_from"
+		echo "lat_to $lat_to"
 		# (Either side times the same ping-pong; the client's clock read inf once.)
 		cat $logs/$name-lat $logs/$name-latsrv |
 			awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ / { print "lat_p50", $5; print "lat_p99", $8; exit }'

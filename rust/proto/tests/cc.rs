@@ -737,7 +737,11 @@ fn delay_guest_bottleneck() {
         let r = report_net(Algo::Delay, &params_for(Algo::Delay, &GUEST), j, GUEST);
         assert_eq!(r.drops_total, 0);
         for c in &r.conv_1s {
-            assert!(c.is_some_and(|ms| ms <= 1500), "convergence {:?}", r.conv_1s);
+            assert!(
+                c.is_some_and(|ms| ms <= 1500),
+                "convergence {:?}",
+                r.conv_1s
+            );
         }
         for t in &r.tails {
             assert!(t.qmax <= 64 * 1024, "queue {}", t.qmax);

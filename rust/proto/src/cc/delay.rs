@@ -20,8 +20,8 @@
 //! smoothed delay reads those as a queue that never drains below the target. (Eight
 //! echoes come within microseconds at a gigabit with an ACK per packet, but take 160 ms
 //! at 25 Mbit/s with an ACK per 64 KiB message, and a queue seen 160 ms late has long
-//! overflowed. So the requester asks for an ACK every `delay_ack_pkts` packets: 21 ms at
-//! 25 Mbit/s with the default 8.) At most
+//! overflowed. So the requester asks for an ACK every `delay_ack_pkts` packets: with the
+//! default 8, eight echoes take 21 ms at 25 Mbit/s.) At most
 //! once per smoothed round trip, or per
 //! `rp_time_reset` when that is shorter (a queue far beyond the target inflates the
 //! round trip, and reacting only once per inflated round trip lets it overflow), an echo
