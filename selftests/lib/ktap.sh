@@ -210,6 +210,13 @@ hosts_up() {
 	# not sent from a socket, only without TSO on the sending side.)
 	in0 ethtool -K va gro on tso off >/dev/null 2>&1
 	in1 ethtool -K vb gro on tso off >/dev/null 2>&1
+	# Neighbour discovery both ways, IPv4 and IPv6: a QP's move to RTR resolves the
+	# peer's MAC through it, and under TCG a first IPv6 solicitation can outlast that
+	# resolution ("Failed to modify QP to RTR" for ibv_uc_pingpong's IPv6 GID once).
+	in0 ping -c 1 -W 2 $IP1 >/dev/null 2>&1
+	in1 ping -c 1 -W 2 $IP0 >/dev/null 2>&1
+	in0 ping -6 -c 1 -W 2 $IP61 >/dev/null 2>&1
+	in1 ping -6 -c 1 -W 2 $IP60 >/dev/null 2>&1
 	return 0
 }
 
