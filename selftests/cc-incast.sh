@@ -6,7 +6,8 @@
 # marks ECN-capable packets (Congestion Experienced) above 30 KB of backlog, or, for the
 # delay-based algorithm, a plain FIFO does not mark at all. Each algorithm must keep every byte intact (rrxe-verify writes
 # and reads back), and its counters must show the loop working: the receiver saw marks
-# and sent CNPs, the senders handled them, lowered their rates and paced; for `delay`,
+# and sent CNPs, the senders handled them, lowered their rates and paced (and, under
+# `rate` alone, each new QP's start window held it back until ACKs came); for `delay`,
 # ACKs echoed timestamps (more than six per 64 KiB WRITE: the requester asks for an ACK
 # every delay_ack_pkts = 8 packets, where it otherwise asks once per message) and the
 # destination's rate fell. The knobs are debugfs files.
@@ -30,7 +31,7 @@ CC_N=$((SLOW > 1 ? 40 : 150))
 incast() {
 	local i pids=() rc=0 c
 	local names="np_ecn_marked_roce_packets np_cnp_sent"
-	local snames="rp_cnp_handled rp_cnp_ignored rp_rate_dec rp_rate_inc rp_paced rp_ts_samples"
+	local snames="rp_cnp_handled rp_cnp_ignored rp_rate_dec rp_rate_inc rp_paced rp_ts_samples rp_start_held"
 	local -A rb ra sb sa
 	counters_snap rb ccd
 	counters_snap sb $(for i in $SENDERS; do echo ccs$i; done)
@@ -55,7 +56,8 @@ incast() {
 	for c in $snames; do eval "D_$c=$(( ${sa[$c]:-0} - ${sb[$c]:-0} ))"; done
 	echo "# $1: marked $(marked) dropped $(bn_dropped) ecn_marked $D_np_ecn_marked_roce_packets" \
 		"cnp_sent $D_np_cnp_sent cnp_handled $D_rp_cnp_handled ignored $D_rp_cnp_ignored" \
-		"dec $D_rp_rate_dec inc $D_rp_rate_inc paced $D_rp_paced ts $D_rp_ts_samples"
+		"dec $D_rp_rate_dec inc $D_rp_rate_inc paced $D_rp_paced ts $D_rp_ts_samples" \
+		"start_held $D_rp_start_held"
 	if [ $rc -ne 0 ]; then
 		for i in $SENDERS; do sed 's/^/# cli: /' "$TMPD/cli$i" | tail -3; done
 	fi
@@ -72,6 +74,7 @@ fi
 # The knobs: one file each, clamped on use, default algorithm "rate" (2).
 ok=1
 [ "$(knob ccs1 algo)" = 2 ] || { echo "# algo default: $(knob ccs1 algo)"; ok=0; }
+[ "$(knob ccs1 rate_init_win)" = 16 ] || { echo "# rate_init_win default: $(knob ccs1 rate_init_win)"; ok=0; }
 for k in rp_ai_rate rp_hai_rate rp_time_reset rp_min_rate rp_dce_tcp_g \
 	rp_initial_alpha_value np_min_time_between_cnps; do
 	[ -r "$DBG/rrxe-ccs1/cc_params/$k" ] || { echo "# no knob $k"; ok=0; }
@@ -101,10 +104,11 @@ check() {
 bottleneck marking
 check rate 2 "rate: data intact, marks answered with CNPs, rates set, paced and recovered" \
 	'$D_np_ecn_marked_roce_packets -gt 0' '$D_np_cnp_sent -gt 0' '$D_rp_cnp_handled -gt 0' \
-	'$D_rp_rate_dec -gt 0' '$D_rp_rate_inc -gt 0' '$D_rp_paced -gt 0'
+	'$D_rp_rate_dec -gt 0' '$D_rp_rate_inc -gt 0' '$D_rp_paced -gt 0' '$D_rp_start_held -gt 0'
+# (Only `rate` starts a QP with a window of rate_init_win packets.)
 check dcqcn 1 "dcqcn: data intact, CNPs cut rates, recovery raises them" \
 	'$D_np_cnp_sent -gt 0' '$D_rp_cnp_handled -gt 0' '$D_rp_rate_dec -gt 0' \
-	'$D_rp_rate_inc -gt 0' '$D_rp_paced -gt 0'
+	'$D_rp_rate_inc -gt 0' '$D_rp_paced -gt 0' '$D_rp_start_held = 0'
 # `none` reads the marks and sends CNPs, but the senders ignore them.
 check none 0 "none: data intact, CNPs ignored, nothing paced" \
 	'$D_np_cnp_sent -gt 0' '$D_rp_cnp_ignored -gt 0' '$D_rp_cnp_handled = 0' '$D_rp_paced = 0'

@@ -95,6 +95,7 @@ stats!(
     rp_rate_inc,
     rp_paced,
     rp_paced_us,
+    rp_start_held,
     rp_ts_samples,
     drop_qkey,
     drop_no_recv,

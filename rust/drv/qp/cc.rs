@@ -21,11 +21,12 @@ use crate::proto::cc::delay;
 use crate::proto::cc::pacer::Pacer;
 use crate::proto::cc::params::Params;
 use crate::proto::cc::share::{CnpInfo, QpShare, RateCc, CNP_INFO_LEN};
+use crate::proto::cc::start::StartWindow;
 use crate::proto::cc::{Algo, Change};
 use crate::proto::ccwire::{TsEcho, CAP_CC};
 use crate::proto::opcode::op;
 use crate::proto::packet::{Ext, Packet};
-use crate::proto::rc::{DEFAULT_PKEY, MAX_PKT_PER_ACK};
+use crate::proto::rc::{DEFAULT_PKEY, MAX_PKT_PER_ACK, MAX_UNACKED_PSNS};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -55,6 +56,8 @@ pub(super) struct QpCc {
     pub(super) offered: bool,
     pacer: Pacer,
     reaction: Reaction,
+    /// Requester under `rate`: the bound on unacknowledged packets until the first CNP.
+    start: StartWindow,
     /// Requester: the delay algorithm's destination entry.
     pub(super) dest: Option<usize>,
     /// Responder: CNP spacing.
@@ -70,6 +73,7 @@ impl QpCc {
     pub(super) fn new(p: Params) -> QpCc {
         QpCc {
             pacer: Pacer::new(p.pacer_burst()),
+            start: StartWindow::new(p.rate_init_win()),
             p,
             p_ns: mono_ns(),
             peer: false,
@@ -208,6 +212,8 @@ impl Qp {
             None
         };
         let mut ignored = false;
+        // The rate the CNP sets governs from now on.
+        st.cc.start.end();
         let change = match (info, &mut st.cc.reaction) {
             (Some(i), Reaction::Rate(r)) => r.on_cnp(now, &i, &p),
             (Some(i), slot) => {
@@ -261,6 +267,23 @@ impl Qp {
             st.cc.pacer.set_rate(now, r);
         }
         st.cc.pacer.set_burst(p.pacer_burst());
+    }
+
+    /// Requester under `rate`, before the QP's first CNP: whether the start window lets
+    /// the next packet go (see [`StartWindow`]); if not, the next acknowledgement runs
+    /// the requester again, as when the transport's window is full.
+    pub(super) fn cc_start(&self, st: &mut State) -> bool {
+        if st.cc.p.algo() != Algo::Rate || !st.cc.start.active() {
+            return true;
+        }
+        let ok = st
+            .cc
+            .start
+            .allows(st.req.req_psn, st.req.comp_psn, MAX_UNACKED_PSNS);
+        if !ok {
+            self.dev.stats.rp_start_held.inc();
+        }
+        ok
     }
 
     /// Requester: whether a packet of `bytes` may leave now; if not, the pacing timer

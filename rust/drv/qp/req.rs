@@ -154,6 +154,9 @@ impl Qp {
                 self.dev.stats.window_full.inc();
                 break;
             }
+            if !self.cc_start(st) {
+                break;
+            }
             let (i, wqe) = match self.next_wqe(st) {
                 Next::Stop => break,
                 Next::Again => continue,

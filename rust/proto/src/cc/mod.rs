@@ -13,6 +13,8 @@
 //!   reserved bytes of a standard RoCEv2 CNP; the sender sets its rate directly from them.
 //! * [`delay`] (source document 002, algorithm `delay`): per-destination one-way delay
 //!   registers from echoed timestamps, the four-case decision, and the even initial split.
+//! * [`start`]: the window that bounds a `rate` QP's unacknowledged packets until its
+//!   first CNP.
 //!
 //! Rates are bytes per second (`u64`), times monotonic nanoseconds (`u64`). The machines
 //! take events and the current time and return what they did ([`Change`]); timers are lazy
@@ -23,6 +25,7 @@ pub mod delay;
 pub mod pacer;
 pub mod params;
 pub mod share;
+pub mod start;
 
 /// Selectable reaction-point algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -108,6 +108,8 @@ pub mod idx {
     pub const DELAY_SLOW_START: usize = 27;
     /// `delay_ack_pkts` (beyond the spec's list).
     pub const DELAY_ACK_PKTS: usize = 28;
+    /// `rate_init_win` (beyond the spec's list).
+    pub const RATE_INIT_WIN: usize = 29;
 }
 
 /// Largest rate knob in Mb/s (400 Gb/s).
@@ -115,7 +117,7 @@ const MAX_MBPS: u32 = 400_000;
 /// The line rate `rp_max_rate = 0` stands for, Mb/s.
 pub const DEFAULT_LINE_MBPS: u32 = 10_000;
 
-const TABLE: [ParamInfo; 29] = [
+const TABLE: [ParamInfo; 30] = [
     p(
         "algo",
         2,
@@ -300,6 +302,13 @@ const TABLE: [ParamInfo; 29] = [
         1,
         64,
         "delay: an ACK (an echo) every this many packets",
+    ),
+    p(
+        "rate_init_win",
+        16,
+        1,
+        128,
+        "rate: packets unacknowledged before the first CNP, +1 per ACKed (128: off)",
     ),
 ];
 
@@ -544,6 +553,12 @@ impl Params {
         self.get(idx::DELAY_ACK_PKTS)
     }
 
+    /// `rate`: packets a QP may have unacknowledged before its first CNP (see
+    /// [`super::start`]).
+    pub fn rate_init_win(&self) -> u32 {
+        self.get(idx::RATE_INIT_WIN)
+    }
+
     /// Pacer bucket depth, bytes.
     pub fn pacer_burst(&self) -> u32 {
         self.get(idx::PACER_BURST)
@@ -602,6 +617,7 @@ mod tests {
             (idx::RATE_TIME_RESET, "rate_time_reset"),
             (idx::DELAY_SLOW_START, "delay_slow_start"),
             (idx::DELAY_ACK_PKTS, "delay_ack_pkts"),
+            (idx::RATE_INIT_WIN, "rate_init_win"),
         ];
         assert_eq!(names.len(), NPARAMS);
         for (i, n) in names {
