@@ -93,12 +93,15 @@ impl QpCc {
     }
 
     /// How many data packets the requester may send between AckReqs: fewer under the
-    /// delay algorithm, whose decisions wait for timestamp echoes (one per ACK).
+    /// delay algorithm, whose decisions wait for timestamp echoes (one per ACK), and
+    /// half the start window while one bounds the QP (the responder acknowledges only
+    /// what asks for it, and a window's worth without an AckReq would wait for the
+    /// retransmission timer).
     pub(super) fn ack_every(&self) -> u32 {
-        if self.peer && self.p.algo() == Algo::Delay {
-            self.p.delay_ack_pkts()
-        } else {
-            MAX_PKT_PER_ACK
+        match self.p.algo() {
+            Algo::Delay if self.peer => self.p.delay_ack_pkts(),
+            Algo::Rate => self.start.ack_every(MAX_PKT_PER_ACK),
+            _ => MAX_PKT_PER_ACK,
         }
     }
 
@@ -213,12 +216,17 @@ impl Qp {
         };
         let mut ignored = false;
         // The rate the CNP sets governs from now on.
+        let started = st.cc.start.active();
         st.cc.start.end();
         let change = match (info, &mut st.cc.reaction) {
             (Some(i), Reaction::Rate(r)) => r.on_cnp(now, &i, &p),
             (Some(i), slot) => {
                 let mut r = RateCc::new(now, &p);
-                let c = r.on_cnp(now, &i, &p);
+                let c = if started {
+                    r.on_cnp_after_start(now, &i, &p)
+                } else {
+                    r.on_cnp(now, &i, &p)
+                };
                 *slot = Reaction::Rate(r);
                 c
             }

@@ -379,6 +379,17 @@ impl RateCc {
         Change::of(old, self.rate)
     }
 
+    /// The first CNP of a QP its start window ([`super::start`]) still bounded: the QP's
+    /// own measured rate shows that window, not what the QP would send, so only the fair
+    /// share counts (as for a CNP without the QP's rate).
+    pub fn on_cnp_after_start(&mut self, now: u64, info: &CnpInfo, p: &Params) -> Change {
+        let fair_only = CnpInfo {
+            qp_rate: 0,
+            ..*info
+        };
+        self.on_cnp(now, &fair_only, p)
+    }
+
     /// A standard CNP without measurement (all-zero payload): treated as a measurement of
     /// nothing, i.e. a cut to `rp_min_dec_fac` percent.
     pub fn on_plain_cnp(&mut self, now: u64, p: &Params) -> Change {
@@ -605,6 +616,23 @@ mod tests {
         assert_eq!(r.rate(), fair + 11 * unit);
         r.tick(t + 1_000_000_000, &p);
         assert_eq!(r.rate(), p.max_rate());
+    }
+
+    #[test]
+    fn first_cnp_after_start_takes_the_share() {
+        let p = Params::DEFAULT;
+        let info = CnpInfo {
+            qp_rate: 2 * MBPS,
+            port_rate: 100 * MBPS,
+            active_qps: 4,
+            interval_us: 1000,
+        };
+        let mut r = RateCc::new(0, &p);
+        r.on_cnp_after_start(0, &info, &p);
+        assert_eq!(r.rate(), 25 * MBPS * 973 / 1024);
+        let mut q = RateCc::new(0, &p);
+        q.on_cnp(0, &info, &p);
+        assert_eq!(q.rate(), 2 * MBPS * 973 / 1024);
     }
 
     #[test]
