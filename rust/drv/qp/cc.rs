@@ -30,7 +30,7 @@ use crate::proto::rc::{DEFAULT_PKEY, MAX_PKT_PER_ACK, MAX_UNACKED_PSNS};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
-/// How often a QP reads the device's knobs again (they are 26 atomics; the receive path
+/// How often a QP reads the device's knobs again (one atomic each; the receive path
 /// would otherwise read them for every packet).
 const KNOBS_NS: u64 = 1_000_000;
 
