@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Churn: RRXE_CHURN_CYCLES (default 10,000, 2,000 on the debug kernel) cycles of two RC
 # QPs created, connected to each other, a WRITE read back and compared, both destroyed;
+# one QP pair reset and connected again four times, each connection starting its
+# congestion control afresh;
 # RRXE_LINK_CYCLES (default 200, 20 on the debug kernel) rdma link add/delete cycles;
 # the net device taken down and up, and its MTU changed, while traffic runs in both
 # directions. The device must move verified data afterwards, hold no kept packets, and
@@ -10,7 +12,7 @@
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 rrxe_require exclusive verify ib_write_bw ss
-ktap_set_plan 6
+ktap_set_plan 7
 hosts_up
 devs_up
 # On the debug kernel (SLOW) 10,000 QP cycles took 632 s in one boot and more than the
@@ -23,6 +25,21 @@ t0=$(date +%s)
 ktap_check "$cycles QP create/connect/WRITE+READ/destroy cycles" \
 	in1 "$VERIFY" -d rrxe1 -o churn -n "$cycles" -s 4096
 echo "# $cycles cycles in $(($(date +%s) - t0)) s"
+
+# Reconnection: one QP pair moved to RESET and connected again with new PSNs; each
+# connection WRITEs 1 MiB (1,024 packets) read back and compared. Under `rate` (the
+# default) a connection starts its congestion control afresh, so its start window of
+# rate_init_win packets holds that WRITE at least once; a QP that kept its state from
+# the connection before would find its window already opened (rp_start_held rises by 0).
+# (Run from the initial namespace: there the device's own sysfs entry, with its
+# hw_counters, is visible; a namespace sees a copy without them.)
+out=$("$VERIFY" -d rrxe1 -o recon -n 4 -s 1048576)
+rc=$?
+echo "# $out"
+held=$(echo "$out" | sed -n 's/.* held=\([-0-9,]*\) ok$/\1/p')
+ok=0
+[ "$rc" = 0 ] && [ -n "$held" ] && ! echo "$held" | tr ',' '\n' | grep -qvx '[1-9][0-9]*' && ok=1
+ktap_eq "4 connections of one QP pair, reset between them: data intact, each starts its own window" 1 $ok
 
 t0=$(date +%s)
 ok=1

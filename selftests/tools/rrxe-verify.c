@@ -30,6 +30,12 @@
  *   churn   (one process, no peer) n times: two RC QPs of one device created, connected
  *           to each other, a WRITE of size bytes from one to the other read back and
  *           compared, both destroyed.
+ *   recon   (one process, no peer) two RC QPs of one device connected to each other once,
+ *           then n times: a WRITE of size bytes from one to the other read back and
+ *           compared, and both QPs moved to RESET and connected again with new PSNs. The
+ *           last line gives, per connection, how much the device's rp_start_held counter
+ *           (hw_counters) rose meanwhile: a QP connected again starts its congestion
+ *           control afresh, so under `rate` each connection's first long WRITE is held.
  *   failnth (one process, no peer; needs fault injection: /proc/thread-self/fail-nth and
  *           failslab with ignore-gfp-wait off) for each verb (PD, CQ, MR, SRQ, RC and UD
  *           QP create, QP modify, CQ resize), the 1st, 2nd, ... allocation it makes
@@ -636,6 +642,18 @@ static void qp_attr_init(struct info *me, struct ibv_qp *q)
 	me->psn = rand() & 0xffffff;
 }
 
+/* Connects `a` and `b` (RESET to RTS) to each other, with new PSNs. */
+static void connect_pair(struct ibv_qp *a, struct ibv_qp *b)
+{
+	struct info ia, ib;
+	qp_attr_init(&ia, a);
+	qp_attr_init(&ib, b);
+	qp = a;
+	connect_qp(&ia, &ib);
+	qp = b;
+	connect_qp(&ib, &ia);
+}
+
 /* Waits up to `ms` for the next async event, which must be `type` for `element` (a QP or an
  * SRQ); `what` names the step in the failure message. */
 static void expect_event(enum ibv_event_type type, void *element, int ms, const char *what)
@@ -671,13 +689,7 @@ static int run_srq_limit(void)
 	struct ibv_srq_attr at = { .srq_limit = depth / 2 };
 	if (ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT))
 		die("arm SRQ limit: %s", strerror(errno));
-	struct info a, b;
-	qp_attr_init(&a, sender);
-	qp_attr_init(&b, rq);
-	qp = sender;
-	connect_qp(&a, &b);
-	qp = rq;
-	connect_qp(&b, &a);
+	connect_pair(sender, rq);
 	qp = sender;
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 	/* Consume WQEs down to exactly the limit: no event yet. */
@@ -711,18 +723,12 @@ static void loop_pair(struct ibv_cq *scq, struct ibv_qp **a, struct ibv_qp **b)
 {
 	struct ibv_qp_init_attr qa = { .send_cq = scq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 1, .max_recv_sge = 1 } };
-	struct info ia, ib;
 	if (!(*a = ibv_create_qp(pd, &qa)))
 		die("create_qp: %s", strerror(errno));
 	qa.send_cq = cq;
 	if (!(*b = ibv_create_qp(pd, &qa)))
 		die("create_qp: %s", strerror(errno));
-	qp_attr_init(&ia, *a);
-	qp_attr_init(&ib, *b);
-	qp = *a;
-	connect_qp(&ia, &ib);
-	qp = *b;
-	connect_qp(&ib, &ia);
+	connect_pair(*a, *b);
 }
 
 static struct ibv_wc poll_on(struct ibv_cq *c)
@@ -840,25 +846,74 @@ static int run_sqd(void)
 	return 0;
 }
 
+/* From `a`, pattern(i) WRITten into the buffer's second slot and READ back into its third:
+ * the two must match (`what` i names the step in the failure message). */
+static void write_read_back(struct ibv_qp *a, unsigned i, const char *what)
+{
+	qp = a;
+	pattern(buf, size, i);
+	memset(buf + 2 * size, 0, size);
+	post(IBV_WR_RDMA_WRITE, 1, buf, size, (uintptr_t)buf + size, mr->rkey, 0, 0, 0);
+	poll1();
+	post(IBV_WR_RDMA_READ, 2, buf + 2 * size, size, (uintptr_t)buf + size, mr->rkey, 0, 0, 0);
+	poll1();
+	if (memcmp(buf, buf + 2 * size, size))
+		die("%s %u: data read back differs", what, i);
+}
+
 /* Create, connect, use and destroy a QP pair, n times (see the top). */
 static int run_churn(void)
 {
 	for (unsigned i = 0; i < iters; i++) {
 		struct ibv_qp *a, *b;
 		loop_pair(cq, &a, &b);
-		qp = a;
-		pattern(buf, size, i);
-		memset(buf + 2 * size, 0, size);
-		post(IBV_WR_RDMA_WRITE, 1, buf, size, (uintptr_t)buf + size, mr->rkey, 0, 0, 0);
-		poll1();
-		post(IBV_WR_RDMA_READ, 2, buf + 2 * size, size, (uintptr_t)buf + size, mr->rkey, 0, 0, 0);
-		poll1();
-		if (memcmp(buf, buf + 2 * size, size))
-			die("cycle %u: data read back differs", i);
+		write_read_back(a, i, "cycle");
 		if (ibv_destroy_qp(a) || ibv_destroy_qp(b))
 			die("cycle %u: destroy_qp: %s", i, strerror(errno));
 	}
 	printf("rrxe-verify: op=churn cycles=%u size=%zu ok\n", iters, size);
+	return 0;
+}
+
+/* The device's counter `name` (hw_counters of port 1), or -1 if it cannot be read. */
+static long long hw_counter(const char *name)
+{
+	char path[256];
+	long long v = -1;
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibv_get_device_name(ctx->device), name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* A WRITE read back and compared, then both QPs reset and connected again, n times (see
+ * the top). */
+static int run_recon(void)
+{
+	struct ibv_qp *a, *b;
+	char held[1024] = "";
+	size_t off = 0;
+	loop_pair(cq, &a, &b);
+	for (unsigned i = 0; i < iters; i++) {
+		long long h0 = hw_counter("rp_start_held");
+		write_read_back(a, i, "connection");
+		long long h1 = hw_counter("rp_start_held");
+		if (off < sizeof(held))
+			off += snprintf(held + off, sizeof(held) - off, "%s%lld", i ? "," : "",
+					h0 < 0 || h1 < 0 ? -1 : h1 - h0);
+		struct ibv_qp_attr r = { .qp_state = IBV_QPS_RESET };
+		if (ibv_modify_qp(a, &r, IBV_QP_STATE) || ibv_modify_qp(b, &r, IBV_QP_STATE))
+			die("connection %u: to RESET: %s", i, strerror(errno));
+		connect_pair(a, b);
+	}
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b))
+		die("destroy_qp: %s", strerror(errno));
+	printf("rrxe-verify: op=recon connections=%u size=%zu held=%s ok\n", iters, size, held);
 	return 0;
 }
 
@@ -1308,6 +1363,8 @@ int main(int argc, char **argv)
 		return run_park(host);
 	if (!strcmp(op, "churn"))
 		return run_churn();
+	if (!strcmp(op, "recon"))
+		return run_recon();
 	if (!strcmp(op, "failnth"))
 		return run_failnth();
 	struct info me = { .rkey = mr->rkey, .addr = (uintptr_t)buf }, peer;

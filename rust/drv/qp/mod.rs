@@ -785,6 +785,10 @@ impl Qp {
         st.path = None;
         self.drop_kept(st);
         self.cc_detach(st);
+        // A QP connected again starts its congestion control afresh: at line rate with a
+        // new start window, its reaction chosen again by the first CNP it gets, its
+        // extensions negotiated again, with the knobs as they are now.
+        st.cc = QpCc::new(self.dev.knobs.params());
         st.sel_tx = self.sel_mode == selmode::FORCE;
         st.peer_sel = self.sel_mode == selmode::FORCE;
         st.sel_seen = false;
