@@ -68,6 +68,10 @@ SLOW=1
 # responder can take longer than four times 16.8 ms to answer a window (the longest the
 # transport timer stretches), and 7 retries of that fail the QP.
 [ "$SLOW" -gt 1 ] && export RRXE_VERIFY_TIMEOUT=${RRXE_VERIFY_TIMEOUT:-16}
+# rrxe-verify gives up on a completion after 60 s, SLOW times that here: on the debug
+# kernel a sender that an unfair algorithm starves at a 1 Mbit/s bottleneck (cc-incast.sh)
+# waited longer.
+export RRXE_VERIFY_WAIT=${RRXE_VERIFY_WAIT:-$((60 * SLOW))}
 
 # Path of the data-verifying traffic tool: built into tools/ (make, scripts/module.sh),
 # or installed next to the scripts (kselftest install flattens generated files).

@@ -87,7 +87,8 @@
  *           order, and nothing else completes while in SQD; ibv_query_qp reports SQD and no
  *           longer draining; after SQD->RTS the rest complete, in order.
  * Connected QPs get Local ACK Timeout 12 (16.8 ms), or RRXE_VERIFY_TIMEOUT from the
- * environment, and 7 transport and RNR retries.
+ * environment, and 7 transport and RNR retries. A wait for a completion fails after 60 s,
+ * or RRXE_VERIFY_WAIT seconds from the environment.
  * Exit status 0 only if every check passed; the last line reports op, bytes and MB/s.
  */
 #include <poll.h>
@@ -132,6 +133,8 @@ static size_t size = 65536, bufsz;
 static unsigned iters = 100, depth = 4, mtu = 1024, gidx = 1;
 static int sock = -1;
 static volatile sig_atomic_t stop_posting;
+/* The longest wait for a completion, s: RRXE_VERIFY_WAIT, or 60. */
+static time_t wait_s = 60;
 
 static void on_usr1(int sig)
 {
@@ -234,8 +237,8 @@ static struct ibv_wc poll_any(void)
 	int n;
 	time_t t0 = time(NULL);
 	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-		if (time(NULL) - t0 > 60)
-			die("no completion for 60 s");
+		if (time(NULL) - t0 > wait_s)
+			die("no completion for %ld s", (long)wait_s);
 	if (n < 0)
 		die("poll_cq failed");
 	return wc;
@@ -1353,6 +1356,9 @@ int main(int argc, char **argv)
 	if (depth == 1 && !(lat_us = calloc(iters, sizeof(*lat_us))))
 		die("no memory");
 	srand(getpid() ^ time(NULL));
+	const char *w = getenv("RRXE_VERIFY_WAIT");
+	if (w && atoi(w) > 0)
+		wait_s = atoi(w);
 	if (!strcmp(op, "srq-limit"))
 		return run_srq_limit();
 	if (!strcmp(op, "resize"))
