@@ -750,3 +750,29 @@ fn delay_guest_bottleneck() {
         }
     }
 }
+
+/// `rate` on the VM bench's bottleneck ([`GUEST`]), with and without late packets: not
+/// met. Once converged, the queue should stay within 24 KiB of the marking threshold;
+/// measured 54-55 KiB, and 74-82 KiB with late packets (set rates swing 3x, and 10-20x
+/// with late packets): beyond the share, probing grows by a unit of the margin per
+/// event and faster after `rp_threshold` events, and the queue it builds is reported
+/// one feedback delay late. Probing beyond a share fresh from a CNP (the last under
+/// 20 ms ago) by a quarter unit, never faster, met it here (41-42 and 47-53 KiB) and
+/// on the 1 Gbit/s bottleneck (37 KiB, rate band 1.16), but in the VM bench (five boots
+/// of each build, alternated) it slowed convergence after the second and third joins
+/// from 0.8-1.0 s (one 6.2) to 3.0-5.0 s or never; kept to be run with `--ignored`.
+/// (The simulated senders have no start window: the start and the join overflow the
+/// queue, which the VM bench's senders do not.)
+#[test]
+#[ignore = "rate on the guest bottleneck: converged queue 54-82 KiB, not within 56"]
+fn rate_guest_bottleneck() {
+    for j in [Jitter::None, Jitter::Late] {
+        let r = report_net(Algo::Rate, &params_for(Algo::Rate, &GUEST), j, GUEST);
+        for t in &r.tails {
+            assert!(t.qmax <= MARK_K + 24 * 1024, "queue {}", t.qmax);
+            assert_eq!(t.drops, 0);
+            assert!(t.jain_milli >= 990, "Jain {}", t.jain_milli);
+            assert!(t.util_milli >= 990, "link {}/1000 used", t.util_milli);
+        }
+    }
+}
