@@ -74,9 +74,10 @@ FUZZ_SECONDS ?= 60
 fuzz: setup
 	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
-# Not a test: a flame graph of the data path (PROFILE=write_bw or write_lat), perf in
-# the guest, folded with inferno; `make profile SVG=path`.
-profile: module
+# Not a test: a flame graph of the data path (PROFILE=write_bw, write_lat or hostile;
+# RRXE_KERNEL=debug for the debug kernel), perf in the guest, folded with inferno;
+# `make profile SVG=path`.
+profile: setup
 	@bash scripts/profile.sh $(SVG)
 
 paths: setup

@@ -7,6 +7,8 @@
 # The module is built against the debug kernel in a copy of the tree
 # ($RRXE_CACHE/debug-src), so the fast kernel's build stays as it is.
 # Last line: "N passed, N failed, N skipped".
+# `check-debug.sh profile` runs the bench's profile job there instead (scripts/profile.sh
+# with RRXE_KERNEL=debug: where a debug kernel's time goes).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"
@@ -37,4 +39,4 @@ export RRXE_HOSTILE_PACKETS=${RRXE_HOSTILE_PACKETS:-20000}
 # leave the rest of the boot unwatched.
 export RRXE_KERNEL_ARGS="no5lvl kasan_multi_shot ${RRXE_KERNEL_ARGS:-}"
 RRXE_VM_TIMEOUT=${RRXE_VM_TIMEOUT:-43200} RRXE_TEST_TIMEOUT=${RRXE_TEST_TIMEOUT:-2400} \
-	bash "$src/selftests/lib/bench.sh" check
+	bash "$src/selftests/lib/bench.sh" "${1:-check}"

@@ -3,7 +3,8 @@
 # Guest job of `make profile` (RRXE_MODE=profile, rrxe): one perftest run between the
 # two namespaces (RRXE_PROFILE = write_bw: ib_write_bw 64 KiB, 1 QP; write_bw_4qp: the
 # same over 4 QPs; write_bw_verified: 1 QP with verified WRITEs; write_lat: ib_write_lat
-# 8 B) while `perf record -a -g` samples every CPU (software clock: TCG has no PMU);
+# 8 B; hostile: RRXE_HOSTILE_PACKETS, default 20,000, of selftests/tools/rrxe-hostile
+# at rrxe1's live QPs, as hostile.sh sends them) while `perf record -a -g` samples every CPU (software clock: TCG has no PMU);
 # writes the samples as `perf script` text to /tmp/out/perf.script and the tool's result
 # line to /tmp/out/result.txt. Never run by `make check`.
 cd "$(dirname "$0")/.." || exit 1
@@ -22,6 +23,24 @@ write_bw_verified)
 	tool=ib_write_bw args="-s 65536 -D $dur"
 	;;
 write_lat) tool=ib_write_lat args="-s 8 -n 100000" ;;
+hostile)
+	mkfifo /tmp/park.in
+	in1 "$VERIFY" -d rrxe1 -o park $IP0 </tmp/park.in >/tmp/park.out 2>&1 &
+	exec 7>/tmp/park.in
+	wait_for "grep -q '^park:' /tmp/park.out" 60
+	targets=$(sed -n 's/^park: //p' /tmp/park.out)
+	t0=$(date +%s)
+	perf record -a -g -F 997 -o /tmp/perf.data -- \
+		ip netns exec $NS0 "$HOSTILE" -s $IP0 -d $IP1 -n "${RRXE_HOSTILE_PACKETS:-20000}" -r 1 \
+		-q "${targets},1:0" >/tmp/out/result.txt 2>/tmp/out/perf-record.log
+	echo "hostile: $(($(date +%s) - t0)) s" >>/tmp/out/result.txt
+	cat /tmp/out/result.txt
+	exec 7>&-
+	perf script -i /tmp/perf.data >/tmp/out/perf.script 2>/tmp/out/perf-script.log
+	echo "profile: $(wc -l </tmp/out/perf.script) lines of samples"
+	devs_down
+	exit 0
+	;;
 *) echo "profile: unknown RRXE_PROFILE $what"; exit 2 ;;
 esac
 ip netns exec $NS1 timeout 120 $tool -d rrxe1 -F -x 1 $args >/tmp/p.srv 2>&1 &
