@@ -50,8 +50,9 @@
  *           attempt must either add the device (which is then deleted) or fail with an
  *           errno and leave no device behind.
  *   park    (one process, no peer) targets for a hostile peer: RC QPs in RESET, INIT,
- *           RTR, RTS (receives posted), on an SRQ (RTS) and in ERR, and a UD QP (RTS,
- *           receives posted), the connected ones towards a peer QP 0x777 at the IPv4
+ *           RTR, RTS (receives posted), on an SRQ (RTS), in ERR and in SQD, a UD QP (RTS,
+ *           receives posted) and a UC QP (RTS, receives posted), the connected ones
+ *           towards a peer QP 0x777 at the IPv4
  *           address given as the argument; prints "park: qpn:psn,..." (each QP's
  *           expected PSN) and waits until stdin closes.
  *   dereg   RDMA WRITEs of a new pattern each into slot i % k, k in flight, while the server
@@ -189,9 +190,11 @@ static void tcp(const char *host)
 
 static void connect_qp(struct info *me, struct info *peer)
 {
+	/* UC (park only): no READ or atomics, none of RC's responder and retry attributes. */
+	int uc = qp->qp_type == IBV_QPT_UC;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC };
+				   (uc ? 0 : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC) };
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		die("INIT: %s", strerror(errno));
 	memset(&a, 0, sizeof(a));
@@ -208,15 +211,20 @@ static void connect_qp(struct info *me, struct info *peer)
 	a.ah_attr.grh.sgid_index = gidx;
 	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+			  IBV_QP_RQ_PSN | (uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
 		die("RTR: %s", strerror(errno));
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = me->psn;
+	if (uc) {
+		if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+			die("RTS: %s", strerror(errno));
+		return;
+	}
 	const char *ackt = getenv("RRXE_VERIFY_TIMEOUT");
 	a.timeout = ackt ? atoi(ackt) & 31 : 12;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.sq_psn = me->psn;
 	a.max_rd_atomic = 16;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
@@ -1177,12 +1185,13 @@ static int run_park(const char *peer_ip)
 		if (ibv_post_srq_recv(srq, &wr, &bad))
 			die("post_srq_recv: %s", strerror(errno));
 	}
-	enum { RESET, INIT, RTR, RTS, SRQ, ERR, UD, N };
+	enum { RESET, INIT, RTR, RTS, SRQ, ERR, UD, UC, SQD, N };
 	struct ibv_qp *q[N];
 	char line[512] = "park:";
 	for (int k = 0; k < N; k++) {
 		struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq,
-			.qp_type = k == UD ? IBV_QPT_UD : IBV_QPT_RC, .srq = k == SRQ ? srq : NULL,
+			.qp_type = k == UD ? IBV_QPT_UD : k == UC ? IBV_QPT_UC : IBV_QPT_RC,
+			.srq = k == SRQ ? srq : NULL,
 			.cap = { .max_send_wr = 4, .max_recv_wr = 16, .max_send_sge = 1,
 				 .max_recv_sge = 1 } };
 		if (!(q[k] = ibv_create_qp(pd, &qa)))
@@ -1245,10 +1254,10 @@ static int run_park(const char *peer_ip)
 		if (k != SRQ && k != RESET)
 			for (unsigned i = 0; i < 8; i++)
 				post_recv(i, buf + 64 * i, 64);
-		if (k == ERR) {
-			struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+		if (k == ERR || k == SQD) {
+			struct ibv_qp_attr at = { .qp_state = k == ERR ? IBV_QPS_ERR : IBV_QPS_SQD };
 			if (ibv_modify_qp(qp, &at, IBV_QP_STATE))
-				die("ERR: %s", strerror(errno));
+				die("%s: %s", k == ERR ? "ERR" : "SQD", strerror(errno));
 		}
 		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%u:%u",
 			 k ? "," : " ", qp->qp_num, peer.psn);
