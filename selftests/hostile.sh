@@ -8,9 +8,10 @@
 # a bad one. Half of them go to live QPs of every type and state (rrxe-verify -o park:
 # RC in RESET, INIT, RTR, RTS, on an SRQ, in ERR and in SQD, UD and UC in RTS, and QP1),
 # from one injector process per CPU, the first half alone, the second half while a
-# verified WRITE stream runs between the two devices, which must complete byte-exact. Afterwards every packet is counted (rx_packets),
-# nothing is kept (reasm_bytes back to 0), the kernel logged no warning (the bench
-# scans dmesg), and the module unloads and loads again.
+# verified WRITE stream runs between the two devices, which must complete byte-exact.
+# Afterwards every packet is counted (rx_packets), nothing is kept (reasm_bytes back to
+# 0), the kernel logged no warning (the bench scans dmesg), and the module unloads and
+# loads again.
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 rrxe_require verify hostile exclusive
@@ -23,11 +24,7 @@ half=$((total / 2))
 ip -n $NS0 link set va mtu 9000
 ip -n $NS1 link set vb mtu 9000
 # Live targets on rrxe1 (their peer address is rrxe0's, which the injector forges).
-mkfifo $TMPD/park.in
-in1 "$VERIFY" -d rrxe1 -o park $IP0 <$TMPD/park.in >$TMPD/park.out 2>&1 &
-exec 7>$TMPD/park.in
-wait_for "grep -q '^park:' $TMPD/park.out" 30
-targets=$(sed -n 's/^park: //p' $TMPD/park.out)
+park_targets
 echo "# live QPs on rrxe1 (qpn:expected psn): $targets QP1"
 ktap_check "live target QPs of every type and state" test -n "$targets"
 

@@ -368,6 +368,17 @@ dd_verify() {
 	[ "$want" = "$got" ] && [ "$want" = "$back" ]
 }
 
+# park_targets: live QPs of every type and state on rrxe1 for rrxe-hostile to aim at
+# (rrxe-verify -o park, its peer address IP0's), kept until `exec 7>&-`; sets $targets
+# to their "qpn:expected psn" list.
+park_targets() {
+	mkfifo $TMPD/park.in
+	in1 "$VERIFY" -d rrxe1 -o park $IP0 <$TMPD/park.in >$TMPD/park.out 2>&1 &
+	exec 7>$TMPD/park.in
+	wait_for "grep -q '^park:' $TMPD/park.out" 60
+	targets=$(sed -n 's/^park: //p' $TMPD/park.out)
+}
+
 # counter <device> <name>: one rrxe counter of port 1.
 counter() { rdma statistic show link "$1"/1 | tr ' ' '\n' | awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'; }
 

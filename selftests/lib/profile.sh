@@ -4,9 +4,10 @@
 # two namespaces (RRXE_PROFILE = write_bw: ib_write_bw 64 KiB, 1 QP; write_bw_4qp: the
 # same over 4 QPs; write_bw_verified: 1 QP with verified WRITEs; write_lat: ib_write_lat
 # 8 B; hostile: RRXE_HOSTILE_PACKETS, default 20,000, of selftests/tools/rrxe-hostile
-# at rrxe1's live QPs, as hostile.sh sends them) while `perf record -a -g` samples every CPU (software clock: TCG has no PMU);
-# writes the samples as `perf script` text to /tmp/out/perf.script and the tool's result
-# line to /tmp/out/result.txt. Never run by `make check`.
+# at rrxe1's live QPs, as hostile.sh sends them, from one injector) while `perf record
+# -a -g` samples every CPU (software clock: TCG has no PMU); writes the samples as
+# `perf script` text to /tmp/out/perf.script and the tool's result line to
+# /tmp/out/result.txt. Never run by `make check`.
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
 what=${RRXE_PROFILE:-write_bw}
@@ -24,11 +25,7 @@ write_bw_verified)
 	;;
 write_lat) tool=ib_write_lat args="-s 8 -n 100000" ;;
 hostile)
-	mkfifo /tmp/park.in
-	in1 "$VERIFY" -d rrxe1 -o park $IP0 </tmp/park.in >/tmp/park.out 2>&1 &
-	exec 7>/tmp/park.in
-	wait_for "grep -q '^park:' /tmp/park.out" 60
-	targets=$(sed -n 's/^park: //p' /tmp/park.out)
+	park_targets
 	t0=$(date +%s)
 	perf record -a -g -F 997 -o /tmp/perf.data -- \
 		ip netns exec $NS0 "$HOSTILE" -s $IP0 -d $IP1 -n "${RRXE_HOSTILE_PACKETS:-20000}" -r 1 \
