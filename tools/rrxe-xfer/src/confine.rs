@@ -108,19 +108,30 @@ impl Root {
             0
         };
         how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
-        // SAFETY: a valid directory fd, a NUL-terminated path and a zeroed open_how.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
+        // EAGAIN: a rename or mount anywhere in the system while the kernel resolved a
+        // `..` (a symlink's target may have one), so it could not tell whether the walk
+        // stayed below the root; openat2(2) says to retry. A bounded number of times.
+        let mut tries = 0;
+        let fd = loop {
+            // SAFETY: a valid directory fd, a NUL-terminated path and a zeroed open_how.
+            let fd = unsafe {
+                libc::syscall(
+                    libc::SYS_openat2,
+                    self.fd.as_raw_fd(),
+                    c.as_ptr(),
+                    &how as *const libc::open_how,
+                    std::mem::size_of::<libc::open_how>(),
+                )
+            };
+            if fd >= 0 {
+                break fd;
+            }
+            let e = io::Error::last_os_error();
+            tries += 1;
+            if e.raw_os_error() != Some(libc::EAGAIN) || tries >= 64 {
+                return Err(map_err(e, rel));
+            }
         };
-        if fd < 0 {
-            return Err(map_err(io::Error::last_os_error(), rel));
-        }
         // SAFETY: the kernel just returned this descriptor to us.
         Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
     }
