@@ -4,7 +4,8 @@
 # PROFILE=write_bw, write_lat, or hostile: the hostile peer's packets; RRXE_KERNEL=debug
 # for the debug test kernel) and folds the samples into an SVG with inferno
 # (installed from crates.io on first use): $1, default /tmp/rrxe-flame-<what>.svg.
-# Also prints the tool's result and the hottest functions. Not a test.
+# RRXE_PROFILE_MTU=9000 runs it at path MTU 4096. Also prints the tool's result, both
+# devices' non-zero counters and the hottest functions. Not a test.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"
@@ -28,6 +29,7 @@ RRXE_PROFILE=$what RRXE_KEEP_OUT="$out" bash "${run[@]}" >"$out/log" 2>&1 ||
 	{ tail -20 "$out/log"; exit 1; }
 [ -s "$out/perf.script" ] || { echo "profile: no samples"; tail -20 "$out/log"; exit 1; }
 cat "$out/result.txt"
+[ -s "$out/counters.txt" ] && cat "$out/counters.txt"
 inferno-collapse-perf <"$out/perf.script" >"$out/folded" || exit 1
 inferno-flamegraph --title "rrxe: $what" --width 1200 <"$out/folded" >"$svg" || exit 1
 echo "profile: $svg"

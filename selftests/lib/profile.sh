@@ -6,8 +6,10 @@
 # 8 B; hostile: RRXE_HOSTILE_PACKETS, default 20,000, of selftests/tools/rrxe-hostile
 # at rrxe1's live QPs, as hostile.sh sends them, from one injector) while `perf record
 # -a -g` samples every CPU (software clock: TCG has no PMU); writes the samples as
-# `perf script` text to /tmp/out/perf.script and the tool's result line to
-# /tmp/out/result.txt. Never run by `make check`.
+# `perf script` text to /tmp/out/perf.script, the tool's result line to
+# /tmp/out/result.txt and both devices' non-zero counters to /tmp/out/counters.txt.
+# RRXE_PROFILE_MTU=9000 sets both veths' MTU first (path MTU 4096). Never run by
+# `make check`.
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
 what=${RRXE_PROFILE:-write_bw}
@@ -15,6 +17,12 @@ dur=${RRXE_BENCH_SECONDS:-5}
 modprobe ib_uverbs
 hosts_up
 devs_up
+# RRXE_PROFILE_MTU=9000: both veths at 9000 bytes (path MTU 4096: per-byte costs).
+if [ -n "${RRXE_PROFILE_MTU:-}" ]; then
+	ip -n $NS0 link set va mtu "$RRXE_PROFILE_MTU"
+	ip -n $NS1 link set vb mtu "$RRXE_PROFILE_MTU"
+	wait_for "ibv_devinfo -d rrxe0 | grep -Eq 'active_mtu:[[:space:]]+4096'" 10
+fi
 case $what in
 write_bw) tool=ib_write_bw args="-s 65536 -D $dur" ;;
 write_bw_4qp) tool=ib_write_bw args="-s 65536 -D $dur -q 4" ;;
@@ -49,6 +57,10 @@ perf record -a -g -F 997 -o /tmp/perf.data -- \
 	ip netns exec $NS0 timeout 120 $tool -d rrxe0 -F -x 1 $args $IP1 >/tmp/p.cli 2>/tmp/out/perf-record.log
 wait $srv
 grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' /tmp/p.cli | tee /tmp/out/result.txt
+# Both devices' counters after the run, non-zero ones (for what limited it).
+for d in rrxe0 rrxe1; do
+	echo "$d: $(rdma statistic show link $d/1 | tr ' ' '\n' | paste - - | awk '$2 ~ /^[1-9][0-9]*$/ { printf "%s=%s ", $1, $2 }')"
+done >/tmp/out/counters.txt
 perf script -i /tmp/perf.data >/tmp/out/perf.script 2>/tmp/out/perf-script.log
 echo "profile: $(wc -l </tmp/out/perf.script) lines of samples"
 devs_down
