@@ -435,10 +435,15 @@ impl Reordering {
     /// by the original packet (it was only late).
     pub fn filled(&mut self, retx: bool) {
         if retx {
-            self.confirmed += 1;
-            if self.confirmed >= self.decay && self.n > REORDER {
-                self.n -= 1;
-                self.confirmed = 0;
+            // Counted only while there is a step to drop: at the floor, every hole a
+            // retransmission fills for the life of the QP would add one (and at 2^32
+            // overflow, a panic in the kernel).
+            if self.n > REORDER {
+                self.confirmed = self.confirmed.saturating_add(1);
+                if self.confirmed >= self.decay {
+                    self.n -= 1;
+                    self.confirmed = 0;
+                }
             }
         } else {
             self.n = self.n.saturating_mul(2).min(self.max);
@@ -968,6 +973,17 @@ mod tests {
             r.filled(true);
         }
         assert_eq!(r.get(), REORDER);
+        // At the floor, confirmations are not counted: a QP's lifetime of repaired holes
+        // (2^32 of them) must not overflow the count, and a later rise starts afresh.
+        assert_eq!(r.confirmed, 0);
+        let mut top = Reordering {
+            confirmed: u32::MAX,
+            ..Reordering::new(48, u32::MAX)
+        };
+        top.filled(false);
+        top.confirmed = u32::MAX;
+        top.filled(true);
+        assert_eq!((top.get(), top.confirmed), (5, 0));
     }
 
     #[test]
