@@ -150,7 +150,7 @@ impl Qp {
         };
         // (The delay that just ran out, before this probe doubles the next.)
         st.silent_us = st.silent_us.saturating_add(Self::probe_us(st));
-        st.probes += 1;
+        st.probes = st.probes.saturating_add(1);
         let t = Self::transport_us(st);
         if t != 0 && st.silent_us >= t {
             st.silence_over();
