@@ -25,9 +25,7 @@ pt() { # pt <tool> <args...>: server in ns1, client in ns0
 		echo "# $tool client rc=$c server rc=$s"
 		sed 's/^/# cli: /' $TMPD/pt.cli | tail -6
 		sed 's/^/# srv: /' $TMPD/pt.srv | tail -4
-		for d in rrxe0 rrxe1; do
-			echo "# $d: $(rdma statistic show link $d/1 | tr ' ' '\n' | paste -sd' ' | tr -s ' ')"
-		done
+		counters_dump
 		dmesg | tail -5 | sed 's/^/# dmesg: /'
 		return 1
 	fi

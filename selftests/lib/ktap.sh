@@ -296,6 +296,7 @@ pair() {
 		echo "# ${cli[0]}: client rc=$c server rc=$s"
 		sed 's/^/# cli: /' "$TMPD/pair.cli" | tail -6
 		sed 's/^/# srv: /' "$TMPD/pair.srv" | tail -4
+		counters_dump
 		return 1
 	fi
 }
@@ -377,6 +378,22 @@ park_targets() {
 	exec 7>$TMPD/park.in
 	wait_for "grep -q '^park:' $TMPD/park.out" 60
 	targets=$(sed -n 's/^park: //p' $TMPD/park.out)
+}
+
+# counters_nonzero <device>: port 1's non-zero counters on one line, name=value.
+counters_nonzero() {
+	rdma statistic show link "$1"/1 | tr ' ' '\n' | paste - - |
+		awk '$2 ~ /^[1-9][0-9]*$/ { printf "%s=%s ", $1, $2 }'
+}
+
+# counters_dump: both rrxe devices' non-zero counters as KTAP comments (what a failed
+# tool run left behind), if the devices exist.
+counters_dump() {
+	local d
+	for d in rrxe0 rrxe1; do
+		[ -e /sys/class/infiniband/$d ] && echo "# $d: $(counters_nonzero $d)"
+	done
+	return 0
 }
 
 # counter <device> <name>: one rrxe counter of port 1.

@@ -58,9 +58,7 @@ perf record -a -g -F 997 -o /tmp/perf.data -- \
 wait $srv
 grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' /tmp/p.cli | tee /tmp/out/result.txt
 # Both devices' counters after the run, non-zero ones (for what limited it).
-for d in rrxe0 rrxe1; do
-	echo "$d: $(rdma statistic show link $d/1 | tr ' ' '\n' | paste - - | awk '$2 ~ /^[1-9][0-9]*$/ { printf "%s=%s ", $1, $2 }')"
-done >/tmp/out/counters.txt
+for d in rrxe0 rrxe1; do echo "$d: $(counters_nonzero $d)"; done >/tmp/out/counters.txt
 perf script -i /tmp/perf.data >/tmp/out/perf.script 2>/tmp/out/perf-script.log
 echo "profile: $(wc -l </tmp/out/perf.script) lines of samples"
 devs_down
