@@ -53,15 +53,16 @@ const HELLOS: u8 = 5;
 /// MR being faulted in (a work item's latency, typically).
 const ODP_WAIT_US: u64 = 200;
 
-/// Not a completion status: the IP stack refused a new data packet at once (a full
-/// device queue, such as a veth's 256-packet ring shared by several QPs, or a tc
-/// action). As TCP does with a packet its device refuses, the packet counts as not
-/// sent: the requester stops and sends it on its next run, which the next
-/// acknowledgement starts (or, with nothing in flight, the pacing timer after
-/// [`TX_BUSY_US`]). Left to loss recovery, each such drop cost a tail-loss probe, a
-/// full SACK and a retransmission (1.6% of the packets of `ib_write_bw` over 4 QPs on
-/// the bench's veth). After [`TX_BUSY_MAX`] refusals in a row the next one is a loss,
-/// so that a path that refuses everything ends in the transport timer's retries.
+/// Not a completion status: the IP stack refused a new data packet or request (READ,
+/// atomic, ATOMIC WRITE, FLUSH) at once (a full device queue, such as a veth's
+/// 256-packet ring shared by several QPs, or a tc action). As TCP does with a packet
+/// its device refuses, the packet counts as not sent: the requester stops and sends it
+/// on its next run, which the next acknowledgement starts (or, with nothing in flight,
+/// the pacing timer after [`TX_BUSY_US`]). Left to loss recovery, each such drop cost a
+/// tail-loss probe, a full SACK and a retransmission (1.6% of the packets of
+/// `ib_write_bw` over 4 QPs on the bench's veth), and atomics, which go back N, spent
+/// their retries. After [`TX_BUSY_MAX`] refusals in a row the next one is a loss, so
+/// that a path that refuses everything ends in the transport timer's retries.
 pub(super) const TX_BUSY: u32 = 0x8000_0002;
 
 /// How long a requester whose packet the stack refused waits with nothing in flight.
@@ -281,7 +282,16 @@ impl Qp {
         if rc::needs_response(wqe.opcode) {
             // One request packet; the responses complete it.
             let r = st.req.next_request(&slot, stored.started, mtu);
-            self.request(st, wqe, kind, &r, solo)?;
+            let taken = self.request(st, wqe, kind, &r, solo)?;
+            if !taken && !r.resend && st.tx_refused < TX_BUSY_MAX {
+                // Not sent, as a refused new data packet (see `TX_BUSY`): the WQE starts
+                // again on the next run (its slot is not kept). Left to loss recovery,
+                // atomics, which go back N, spent their retries on a full veth ring.
+                st.tx_refused += 1;
+                st.req.unstart();
+                return Err(TX_BUSY);
+            }
+            st.tx_refused = 0;
             st.req.request_sent(&mut slot, &r);
             if let Some(s) = st.slots.get_mut(i as usize) {
                 *s = slot;
@@ -312,7 +322,8 @@ impl Qp {
     }
 
     /// Transmits a READ, atomic, ATOMIC WRITE or FLUSH request (`solo`: flagged
-    /// [`sel::XF_SOLO`], which a READ's responses echo).
+    /// [`sel::XF_SOLO`], which a READ's responses echo); `Ok(false)`: the stack refused it
+    /// at once.
     fn request(
         &self,
         st: &State,
@@ -320,7 +331,7 @@ impl Qp {
         kind: Kind,
         r: &Request,
         solo: bool,
-    ) -> core::result::Result<(), u32> {
+    ) -> core::result::Result<bool, u32> {
         let path = st.path.as_ref().ok_or(wc_status::LOC_QP_OP_ERR)?;
         let fill = |at: u32, d: &mut [u8]| self.gather(wqe, at, d).map(|()| None);
         let mut payload = Payload::None;
@@ -385,7 +396,7 @@ impl Qp {
             xflags: if solo { sel::XF_SOLO } else { 0 },
             ..Bth::default()
         };
-        self.dev.xmit(path, &TxPkt { bth, ext, payload })
+        self.dev.xmit_or_busy(path, &TxPkt { bth, ext, payload })
     }
 
     /// The capability bits a request carries (congestion-control extensions always).

@@ -272,6 +272,12 @@ impl Requester {
         s
     }
 
+    /// The WQE [`Requester::start`] just started was not sent after all (the stack
+    /// refused its request packet): the next start takes its sequence number again.
+    pub fn unstart(&mut self) {
+        self.wqe_seq = self.wqe_seq.wrapping_sub(1);
+    }
+
     /// The next packet of the SEND or WRITE in `slot`: AckReq on its last packet and at
     /// least every `ack_every` packets (at most [`MAX_PKT_PER_ACK`]; congestion control
     /// by delay asks more often, for its timestamp echoes).
@@ -730,6 +736,26 @@ mod tests {
         assert!(rq.ghost(Psn::new(0xff_ffff)) && !rq.ghost(Psn::new(0xe1_0868)));
         rq.set_psn(Psn::new(5));
         assert!(rq.ghost(Psn::new(5)) && !rq.ghost(Psn::new(4)));
+    }
+
+    #[test]
+    fn refused_request_starts_again() {
+        // An atomic whose request the stack refused is started again on the next run:
+        // same PSN, same WQE sequence number, one initiator-depth credit taken.
+        let mut rq = Requester::new(Psn::new(7));
+        let s = rq.start(&head(wr::ATOMIC_FETCH_AND_ADD, 8), 1024);
+        let r = rq.next_request(&s, false, 1024);
+        rq.unstart();
+        let mut again = rq.start(&head(wr::ATOMIC_FETCH_AND_ADD, 8), 1024);
+        assert_eq!(again, s);
+        let r2 = rq.next_request(&again, false, 1024);
+        assert_eq!((r2.psn, r2.resend), (r.psn, false));
+        rq.request_sent(&mut again, &r2);
+        assert_eq!((rq.rd_outstanding, rq.req_psn), (1, Psn::new(8)));
+        assert_eq!(
+            rq.start(&head(wr::SEND, 8), 1024).seq,
+            s.seq.wrapping_add(1)
+        );
     }
 
     #[test]
