@@ -12,14 +12,8 @@ ktap_check "FETCH_ADD x500 then CMP_SWAP x500, 1 outstanding, values checked" \
 	verify -o atomic -n 500 -k 1
 ktap_check "FETCH_ADD/CMP_SWAP with 16 outstanding, values checked" verify -o atomic -n 2000 -k 16
 ktap_check "atomics over the IPv6 GID" verify -o atomic -n 200 -k 4 -g 2
-pt() {
-	pair 18515 120 "$@" -d rrxe1 -F -- "$@" -d rrxe0 -F || return 1
-	local res
-	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' $TMPD/pair.cli)
-	[ -n "$res" ] && echo "# $*: $res"
-}
-ktap_check "ib_atomic_bw (FETCH_ADD)" pt ib_atomic_bw -x 1 -n 1000
-ktap_check "ib_atomic_bw (CMP_AND_SWAP), 4 QPs" pt ib_atomic_bw -x 1 -n 500 -A CMP_AND_SWAP -q 4
-ktap_check "ib_atomic_lat" pt ib_atomic_lat -x 1 -n 500
+ktap_check "ib_atomic_bw (FETCH_ADD)" perftest_pair ib_atomic_bw -x 1 -n 1000
+ktap_check "ib_atomic_bw (CMP_AND_SWAP), 4 QPs" perftest_pair ib_atomic_bw -x 1 -n 500 -A CMP_AND_SWAP -q 4
+ktap_check "ib_atomic_lat" perftest_pair ib_atomic_lat -x 1 -n 500
 devs_down
 ktap_finished

@@ -17,15 +17,9 @@ ktap_check "rping -V over IPv6" cm rping -s -a $IP61 -V -C 20 -S 1000 -- rping -
 ktap_check "ucmatose, 1 connection" cm ucmatose -b $IP1 -- ucmatose -s $IP1
 ktap_check "ucmatose, 4 connections, 50 messages each" \
 	cm ucmatose -b $IP1 -c 4 -C 50 -- ucmatose -s $IP1 -c 4 -C 50
-pt() {
-	pair 0 60 "$@" -d rrxe1 -R -F -- "$@" -d rrxe0 -R -F || return 1
-	local res
-	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' $TMPD/pair.cli)
-	[ -n "$res" ] && echo "# $*: $res"
-}
-ktap_check "ib_write_bw -R (rdma_cm)" pt ib_write_bw -s 65536 -n 200
-ktap_check "ib_send_bw -R" pt ib_send_bw -s 4096 -n 500
-ktap_check "ib_read_bw -R, 2 QPs" pt ib_read_bw -s 65536 -n 100 -q 2
+ktap_check "ib_write_bw -R (rdma_cm)" perftest_pair -R ib_write_bw -s 65536 -n 200
+ktap_check "ib_send_bw -R" perftest_pair -R ib_send_bw -s 4096 -n 500
+ktap_check "ib_read_bw -R, 2 QPs" perftest_pair -R ib_read_bw -s 65536 -n 100 -q 2
 ktap_eq "GSI traffic left no malformed or dropped packets" "0 0 0" \
 	"$(counter rrxe0 drop_malformed) $(counter rrxe0 drop_qpn) $(counter rrxe1 drop_qkey)"
 devs_down

@@ -297,8 +297,29 @@ pair() {
 		sed 's/^/# cli: /' "$TMPD/pair.cli" | tail -6
 		sed 's/^/# srv: /' "$TMPD/pair.srv" | tail -4
 		counters_dump
+		dmesg | tail -5 | sed 's/^/# dmesg: /'
 		return 1
 	fi
+}
+
+# perftest_pair [-R] <tool> <args...>: a perftest tool's server on rrxe1 and client on
+# rrxe0 (see pair; -R: connected by rdma_cm); fails unless both exit 0 and the client
+# printed a result line, which it shows.
+perftest_pair() {
+	if [ "$1" = -R ]; then
+		shift
+		pair 0 60 "$@" -d rrxe1 -R -F -- "$@" -d rrxe0 -R -F || return 1
+	else
+		pair 18515 120 "$@" -d rrxe1 -F -- "$@" -d rrxe0 -F || return 1
+	fi
+	local res
+	res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print; exit }' "$TMPD/pair.cli")
+	if [ -z "$res" ]; then
+		echo "# $1: no result line"
+		sed 's/^/# cli: /' "$TMPD/pair.cli" | tail -6
+		return 1
+	fi
+	echo "# $*: $res"
 }
 
 # verify <args...>: rrxe-verify server on rrxe1, client on rrxe0; prints the result line.
@@ -380,10 +401,16 @@ park_targets() {
 	targets=$(sed -n 's/^park: //p' $TMPD/park.out)
 }
 
+# counter_lines <device>: port 1's counters, one "name value" line each (one run of
+# rdma(8)).
+counter_lines() {
+	rdma statistic show link "$1"/1 | tr ' ' '\n' | paste - - |
+		grep -E '^[a-z][a-z0-9_]*\s+[0-9]+$'
+}
+
 # counters_nonzero <device>: port 1's non-zero counters on one line, name=value.
 counters_nonzero() {
-	rdma statistic show link "$1"/1 | tr ' ' '\n' | paste - - |
-		awk '$2 ~ /^[1-9][0-9]*$/ { printf "%s=%s ", $1, $2 }'
+	counter_lines "$1" | awk '$2 != 0 { printf "%s=%s ", $1, $2 }'
 }
 
 # counters_dump: both rrxe devices' non-zero counters as KTAP comments (what a failed
@@ -409,9 +436,7 @@ counters_snap() {
 	into=()
 	while read -r k v; do
 		into[$k]=$(( ${into[$k]:-0} + v ))
-	done < <(for dev; do
-		rdma statistic show link "$dev"/1 | tr ' ' '\n' | paste - - | grep -E '^[a-z][a-z0-9_]*\s+[0-9]+$'
-	done)
+	done < <(for dev; do counter_lines "$dev"; done)
 }
 
 # attach_or_stop <description> <log pattern> <command...>: the case that gives a storage
