@@ -75,6 +75,7 @@ stats!(
     drop_state,
     out_of_seq,
     duplicates,
+    replay_miss,
     dup_or_ooo_resp,
     ghost_resp,
     retransmits,

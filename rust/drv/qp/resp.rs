@@ -147,8 +147,8 @@ impl Qp {
                     // Atomics are not: replay the saved result, never execute twice.
                     Dup::Atomic(Some(orig)) => self.send_atomic_ack(st, psn, orig),
                     // Older than anything remembered: the requester has long seen the
-                    // answer.
-                    Dup::Atomic(None) => self.dev.stats.duplicates.inc(),
+                    // answer (it keeps at most that many atomics unanswered).
+                    Dup::Atomic(None) => self.dev.stats.replay_miss.inc(),
                     Dup::Probe => self.answer_probe(st),
                     Dup::Placement => self.send_placement_ack(st, psn),
                     Dup::Ack => self.ack_executed(st),
