@@ -156,10 +156,7 @@ impl Qp {
         // The transport timer measures silence, not the age of the oldest request: a long
         // READ response stream or a large window must not look like a loss.
         if !st.req.idle() {
-            let t = self.rto_us(st);
-            if t != 0 {
-                self.timer.arm_us(t);
-            }
+            self.arm_retx(st);
         }
         self.more_to_send(st);
     }

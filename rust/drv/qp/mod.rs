@@ -160,6 +160,9 @@ struct State {
     /// Requester: the silence those probes waited out (µs), against the transport
     /// timeout.
     silent_us: u64,
+    /// Requester: the retransmit timer runs a tail-loss probe delay, not the transport
+    /// timer (see `Qp::arm_retx`).
+    retx_probe: bool,
     /// Requester: READ responses received and asked for again (with the probes counted
     /// since the last READ response: unlike `probes`, not reset by the ACK a probe brings
     /// back, which says nothing of READ responses).
@@ -452,6 +455,7 @@ impl Qp {
                     tx_refused: 0,
                     probes: 0,
                     silent_us: 0,
+                    retx_probe: false,
                     rd: ReadRepair::new(Psn::new(0), RD_REORDER_MAX, REORDER_DECAY),
                     sack: SackTx::new(Psn::new(0)),
                     pto: ProbeDelay::new(),

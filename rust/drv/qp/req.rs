@@ -222,10 +222,7 @@ impl Qp {
         }
         if sent_any {
             st.pto.sent(st.req.req_psn.sub(1), mono_ns);
-            let t = self.rto_us(st);
-            if t != 0 {
-                self.timer.arm_us(t);
-            }
+            self.arm_retx(st);
         }
     }
 
@@ -691,15 +688,20 @@ impl Qp {
         rc::transport_timer_us(st.timeout, st.pto.rto_us(), st.req.retry.spent())
     }
 
-    /// Retransmit timeout: with selective retransmission a tail-loss probe after
-    /// [`Qp::probe_us`] of silence, else the transport timer.
-    pub(super) fn rto_us(&self, st: &State) -> u64 {
+    /// Arms the retransmit timer as a silence starts (a packet sent, a response heard):
+    /// with selective retransmission a tail-loss probe after [`Qp::probe_us`], else,
+    /// and when the head WQE is an atomic, ATOMIC WRITE or FLUSH (which no probe
+    /// repairs), the transport timer. Such a head goes back N only when the transport
+    /// timer runs out, as the Local ACK Timeout says: going back at every probe delay
+    /// spent a retry each time, and under load (four QPs of 128 atomics on the debug
+    /// kernel) the QPs failed with `RETRY_EXC_ERR` whatever the attribute.
+    pub(super) fn arm_retx(&self, st: &mut State) {
         let t = Self::transport_us(st);
         let p = Self::probe_us(st);
-        if st.sel_tx && (t == 0 || t > p) {
-            p
-        } else {
-            t
+        st.retx_probe = st.sel_tx && (t == 0 || t > p) && !st.req.head_unprobed(&st.slots);
+        let d = if st.retx_probe { p } else { t };
+        if d != 0 {
+            self.timer.arm_us(d);
         }
     }
 

@@ -133,19 +133,30 @@ impl Qp {
     /// with every hole it knows of. Counts against the retry budget once the silence
     /// reaches the transport timeout. `false`: fall back to the go-back-N timeout, as
     /// `Requester::probe_psn` decides (an atomic is the last request, or waits for its
-    /// acknowledgement at the head).
+    /// acknowledgement at the head), once the transport timer has run out.
     fn probe(&self, st: &mut State) -> bool {
         {
             let q = self.rxq.lock();
             if q.busy || !q.pkts.is_empty() {
                 // Responses are waiting in our own queue: not a silence.
                 drop(q);
-                self.timer.arm_us(Self::probe_us(st));
+                self.arm_retx(st);
                 return true;
             }
         }
         let prod = self.sq.producer();
         let Some(last) = st.req.probe_psn(&st.slots, &self.sq.geom, prod) else {
+            // Nothing a probe repairs (an atomic, ATOMIC WRITE or FLUSH at the head, or
+            // the last request): if a probe delay ran out, the transport timer decides,
+            // counted from the same silence.
+            let t = Self::transport_us(st);
+            let ran = Self::probe_us(st);
+            if st.retx_probe && t > ran {
+                st.retx_probe = false;
+                self.timer.arm_us(t - ran);
+                return true;
+            }
+            st.silence_over();
             return false;
         };
         // (The delay that just ran out, before this probe doubles the next.)
@@ -174,6 +185,7 @@ impl Qp {
             Some(s) => io.request(s.tag, last, 1, sel::XF_PROBE),
             None => self.retransmit_psn(st, last, sel::XF_PROBE | sel::XF_RETX),
         }
+        st.retx_probe = true;
         self.timer.arm_us(Self::probe_us(st));
         true
     }

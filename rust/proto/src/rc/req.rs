@@ -568,14 +568,21 @@ impl Requester {
         false
     }
 
+    /// The head WQE is an atomic, ATOMIC WRITE or FLUSH already sent: no tail-loss probe
+    /// can repair it (see [`Requester::probe_psn`]), only the transport timer.
+    pub fn head_unprobed(&self, slots: &[Slot]) -> bool {
+        slots
+            .get(self.cons as usize)
+            .is_some_and(|s| s.started && s.responds() && !s.is_read())
+    }
+
     /// Selective retransmission, after a silence: the PSN of the tail-loss probe (the last
     /// packet sent, if it is data or a READ request), or `None` to go back instead. Going
     /// back is also the only repair for an atomic at the head whose acknowledgement was
     /// lost: the responder executed everything, so a probe only brings an ACK, which
     /// never completes an atomic, and nothing would ask for it again.
     pub fn probe_psn(&self, slots: &[Slot], geom: &RingGeom, prod: u32) -> Option<Psn> {
-        let head = slots.get(self.cons as usize);
-        if head.is_some_and(|s| s.started && s.responds() && !s.is_read()) {
+        if self.head_unprobed(slots) {
             return None;
         }
         let last = self.req_psn.sub(1);
@@ -736,6 +743,29 @@ mod tests {
         assert!(rq.ghost(Psn::new(0xff_ffff)) && !rq.ghost(Psn::new(0xe1_0868)));
         rq.set_psn(Psn::new(5));
         assert!(rq.ghost(Psn::new(5)) && !rq.ghost(Psn::new(4)));
+    }
+
+    #[test]
+    fn only_the_transport_timer_repairs_an_atomic_head() {
+        // A WRITE, then an atomic, then a READ: a probe resends the READ's request.
+        let (mut rq, slots) = sent(&[
+            (wr::RDMA_WRITE, 2048),
+            (wr::ATOMIC_CMP_AND_SWP, 8),
+            (wr::RDMA_READ, 1024),
+        ]);
+        assert!(!rq.head_unprobed(&slots));
+        assert_eq!(rq.probe_psn(&slots, &G, 3), Some(Psn::new(103)));
+        // The WRITE completes: the atomic heads the queue, and only going back repairs it
+        // (an ACK never completes an atomic).
+        rq.cons = 1;
+        assert!(rq.head_unprobed(&slots));
+        assert_eq!(rq.probe_psn(&slots, &G, 3), None);
+        // A READ at the head is probed for.
+        rq.cons = 2;
+        assert!(!rq.head_unprobed(&slots));
+        // Not yet sent: nothing to repair.
+        let (rq, slots) = sent(&[]);
+        assert!(!rq.head_unprobed(&slots));
     }
 
     #[test]
