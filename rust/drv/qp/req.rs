@@ -53,8 +53,9 @@ const HELLOS: u8 = 5;
 /// MR being faulted in (a work item's latency, typically).
 const ODP_WAIT_US: u64 = 200;
 
-/// Not a completion status: the IP stack refused a new data packet or request (READ,
-/// atomic, ATOMIC WRITE, FLUSH) at once (a full device queue, such as a veth's
+/// Not a completion status: the IP stack refused a data packet or request (READ,
+/// atomic, ATOMIC WRITE, FLUSH) of the requester's run, new or sent again after a
+/// go-back, at once (a full device queue, such as a veth's
 /// 256-packet ring shared by several QPs, or a tc action). As TCP does with a packet
 /// its device refuses, the packet counts as not sent: the requester stops and sends it
 /// on its next run, which the next acknowledgement starts (or, with nothing in flight,
@@ -68,7 +69,7 @@ pub(super) const TX_BUSY: u32 = 0x8000_0002;
 /// How long a requester whose packet the stack refused waits with nothing in flight.
 const TX_BUSY_US: u64 = 100;
 
-/// New packets the stack may refuse in a row before the next refusal counts as a loss.
+/// Packets the stack may refuse in a row before the next refusal counts as a loss.
 const TX_BUSY_MAX: u8 = 16;
 
 /// Packets of a verified WRITE's resend one requester run sends.
@@ -280,12 +281,16 @@ impl Qp {
             // One request packet; the responses complete it.
             let r = st.req.next_request(&slot, stored.started, mtu);
             let taken = self.request(st, wqe, kind, &r, solo)?;
-            if !taken && !r.resend && st.tx_refused < TX_BUSY_MAX {
-                // Not sent, as a refused new data packet (see `TX_BUSY`): the WQE starts
-                // again on the next run (its slot is not kept). Left to loss recovery,
-                // atomics, which go back N, spent their retries on a full veth ring.
+            if !taken && st.tx_refused < TX_BUSY_MAX {
+                // Not sent, as a refused data packet (see `TX_BUSY`): a new WQE starts
+                // again on the next run (its slot is not kept), one sent again after a
+                // go-back is sent again from the same place. Left to loss recovery,
+                // atomics, which go back N, spent their retries on a full veth ring, and
+                // a refused resend of the head atomic cost a whole transport timer.
                 st.tx_refused += 1;
-                st.req.unstart();
+                if !stored.started {
+                    st.req.unstart();
+                }
                 return Err(TX_BUSY);
             }
             st.tx_refused = 0;
