@@ -14,6 +14,7 @@ ktap_check "FETCH_ADD/CMP_SWAP with 16 outstanding, values checked" verify -o at
 ktap_check "atomics over the IPv6 GID" verify -o atomic -n 200 -k 4 -g 2
 ktap_check "ib_atomic_bw (FETCH_ADD)" perftest_pair ib_atomic_bw -x 1 -n 1000
 ktap_check "ib_atomic_bw (CMP_AND_SWAP), 4 QPs" perftest_pair ib_atomic_bw -x 1 -n 500 -A CMP_AND_SWAP -q 4
+echo "# rrxe0 so far: $(counters_nonzero rrxe0)"
 ktap_check "ib_atomic_lat" perftest_pair ib_atomic_lat -x 1 -n 500
 devs_down
 ktap_finished
