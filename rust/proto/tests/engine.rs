@@ -35,7 +35,7 @@ use rrxe_proto::psn::Psn;
 use rrxe_proto::rc::comp::{Reply, Timer};
 use rrxe_proto::rc::req::{self, Seg};
 use rrxe_proto::rc::req::{ReadResp, Requester, Slot, WqeHead};
-use rrxe_proto::rc::resp::{Check, Dup, Responder, REPLAY};
+use rrxe_proto::rc::resp::{Check, Dup, Responder};
 use rrxe_proto::rc::sack::{Arrive, CatchUp, Keeper, SackTx};
 use rrxe_proto::rc::{needs_response, packets, Retry, ACK};
 use rrxe_proto::sel::{ProbeDelay, Sack, RX_SPAN};
@@ -909,7 +909,10 @@ fn run(sizes: &[usize], kinds: u64, s: Setup) -> Outcome {
     rs.set_psn(start);
     let mut resp = Resp {
         rs,
-        replay: vec![None; REPLAY],
+        // Exactly the initiator depth (the driver keeps REPLAY, the deepest allowed): a
+        // requester that ever had more atomics unanswered than `max_rd_atomic` would send
+        // a duplicate whose result is gone ("forgotten" below).
+        replay: vec![None; RD_ATOMIC as usize],
         mtu: s.mtu as u32,
         out: msgs.iter().map(|m| vec![0u8; m.len()]).collect(),
         counter: 0,
