@@ -14,7 +14,7 @@ DBG=/sys/kernel/debug
 BN_MBIT=${CC_BN_MBIT:-100}
 BN_LIMIT=300000
 BN_MIN=30000
-BN_MAX=90000
+BN_MAX=${RRXE_CC_RED_MAX:-90000}
 
 cc_down() {
 	local i
@@ -68,9 +68,13 @@ cc_up() {
 # bottleneck <marking|plain>: BN_MBIT towards the receiver (tbf), then the RoCEv2 packets
 # (UDP 4791) into RED, marking ECN-capable packets from BN_MIN bytes of backlog (all of
 # them from BN_MAX; drops only at the BN_LIMIT hard limit), or into a plain BN_LIMIT-byte
-# FIFO that never marks. Everything else (the tools' TCP set-up) goes ahead in its own
-# band: RED drops packets that are not ECN-capable early, and a TCP handshake stuck
-# behind the RoCE queue kept later flows from starting for many seconds. (htb let about
+# FIFO that never marks. RED judges the instantaneous queue, as the ECN marking of a
+# DCQCN fabric's switches does: with "burst 31" tc gives its average a weight of 1/4 (it
+# follows the queue within a few packets), where burst 55 gave 1/32 and marking lagged
+# the queue by some 32 packets (RRXE_CC_RED_BURST and RRXE_CC_RED_MAX override them).
+# Everything else (the tools' TCP set-up) goes ahead in its own band: RED drops packets
+# that are not ECN-capable early, and a TCP handshake stuck behind the RoCE queue kept
+# later flows from starting for many seconds. (htb let about
 # 165 Mbit/s through at "rate 100mbit" in the TCG guest; tbf holds the rate. Its bucket
 # holds 64 KB, 5 ms at 100 Mbit/s: the guest's timers fire late under TCG, and with
 # 16 KB the tokens lost meanwhile held even a full queue to 88% of the rate.)
@@ -84,7 +88,7 @@ bottleneck() {
 		match ip dport 4791 0xffff flowid 2:2 || return 1
 	if [ "$1" = marking ]; then
 		"${r[@]}" qdisc add dev rd parent 2:2 handle 10: red limit $BN_LIMIT \
-			min $BN_MIN max $BN_MAX avpkt 1000 burst 55 probability 1.0 \
+			min $BN_MIN max $BN_MAX avpkt 1000 burst ${RRXE_CC_RED_BURST:-31} probability 1.0 \
 			bandwidth ${BN_MBIT}mbit ecn
 	else
 		"${r[@]}" qdisc add dev rd parent 2:2 handle 10: bfifo limit $BN_LIMIT
