@@ -239,6 +239,8 @@ impl Qp {
     ) -> core::result::Result<bool, u32> {
         let mtu = st.mtu;
         let mut slot = stored;
+        // What starting the WQE changes outside its slot, for a refused request (below).
+        let (hint0, pinged0) = (st.solo_hint, st.pinged);
         if !slot.started {
             let head = WqeHead {
                 wr_id: wqe.wr_id,
@@ -289,7 +291,10 @@ impl Qp {
                 // a refused resend of the head atomic cost a whole transport timer.
                 st.tx_refused += 1;
                 if !stored.started {
+                    // It starts again on the next run: as if it had not started now.
                     st.req.unstart();
+                    st.solo_hint = hint0;
+                    st.pinged = pinged0;
                 }
                 return Err(TX_BUSY);
             }
