@@ -50,11 +50,17 @@ def attrs(buf, off, end):
 def queue(sock, ifindex):
     """The bottleneck queue's backlog (bytes) and drops so far (packets), or None."""
     tcm = struct.pack("=BxxxiIII", socket.AF_UNSPEC, 0, 0, 0, 0)
-    sock.send(struct.pack("=IHHII", 16 + len(tcm), RTM_GETQDISC,
-                          NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + tcm)
     found = None
+    try:
+        sock.send(struct.pack("=IHHII", 16 + len(tcm), RTM_GETQDISC,
+                              NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + tcm)
+    except OSError:
+        return None
     while True:
-        buf = sock.recv(65536)
+        try:
+            buf = sock.recv(65536)
+        except OSError:
+            return found
         off = 0
         while off + 16 <= len(buf):
             mlen, mtype = struct.unpack_from("=IH", buf, off)
