@@ -107,8 +107,13 @@ def metrics(rows, kv, bn):
     # delivered over the same second, until the next join or leave. (Of what it
     # delivered, not of its nominal rate: when the guest stalls, the router's output
     # stalls with it and every flow dips alike, which is no unfairness. A leaving flow's
-    # last interval, in which it stopped, ends the segment. The average starts at the
-    # join: one over the second before it would hold every run to at least 0.8 s.) The
+    # last interval, in which it stopped, ends the segment.) The average starts after the
+    # join's interval, the first in which the joining flow moved: it joined somewhere
+    # within it, so that interval holds the flow's first milliseconds and the others'
+    # last ones alone, and an average over it would be off by as much until the window
+    # no longer held it, one second later, whatever the algorithm did; one over the
+    # second before the join would be off the same way. The time is counted from the end
+    # of the join's interval, so the first sample it can show is 0.2 s. The
     # latency probe's start and end are events too: it is one more QP from sender 1,
     # whose ping-pong brings its destination an echo every round trip.
     events = set(k for k in first + last if k is not None)
@@ -124,11 +129,11 @@ def metrics(rows, kv, bn):
     conv = []
     for j in sorted(k for k in first if k is not None)[1:]:
         nxt = min((e for e in events if e > j), default=len(r))
-        seg = range(j, nxt)
+        seg = range(j + 1, nxt)
         n = sum(on[j])
         ok = []
         for k in seg:
-            a = smooth(r, k, j)
+            a = smooth(r, k, j + 1)
             fair = a[4] / max(n, 1)
             ok.append(all(abs(a[i] - fair) <= BAND * fair for i in range(4) if on[k][i]))
         t = next((r[k][0] - r[j][0] for idx, k in enumerate(seg) if all(ok[idx:])), None)
