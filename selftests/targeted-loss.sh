@@ -10,7 +10,7 @@
 cd "$(dirname "$0")" && . lib/ktap.sh
 ktap_print_header
 rrxe_require verify ss mod:sch_netem mod:sch_prio mod:cls_u32 mod:sch_ingress mod:act_gact
-ktap_set_plan 4
+ktap_set_plan 6
 hosts_up
 devs_up
 
@@ -113,4 +113,44 @@ refused() {
 }
 ktap_check "SEND: packets the stack refuses to send are counted and recovered" \
 	refused -o send -s 65536 -n 100 -k 8
+
+# refused_op <opcode>... -- <verify args..., ending with -k depth>: every other original
+# packet with one of these BTH opcodes that leaves va is refused by the stack (u32 on the
+# opcode and on XF_RETX/XF_PROBE clear, gact drop every second match). A READ request or
+# an atomic the stack refuses on its first send is a new request that never left: the
+# requester starts it again on its next run (tx_busy), with no go-back-N, no timeout and
+# nothing resent or asked for again beyond one packet per tail-loss probe (a probe fires
+# at times without a loss in a loaded 2-vCPU guest). The atomics' results prove each
+# executed once (every FETCH_ADD's original value is the sum so far).
+refused_op() {
+	local ops=() op r n
+	while [ "$1" != -- ]; do ops+=("$1"); shift; done
+	shift
+	modprobe sch_ingress && modprobe cls_u32 && modprobe act_gact &&
+		in0 tc qdisc add dev va clsact || return 1
+	for op in "${ops[@]}"; do
+		in0 tc filter add dev va egress protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip dport 4791 0xffff \
+			match u8 "$op" 0xff at 28 match u8 0 0x06 at 36 \
+			action gact pass random determ drop 2 ||
+			{ in0 tc qdisc del dev va clsact; return 1; }
+	done
+	snap
+	verify2 "$@"
+	r=$?
+	n=$(in0 tc -s filter show dev va egress |
+		awk '/dropped/ { sub(",", "", $7); n += $7 } END { print n + 0 }')
+	in0 tc qdisc del dev va clsact
+	echo "# refused $n, tx_errors $(d tx_errors), started again $(d tx_busy)," \
+		"resent $(d retx_packets), READs asked again $(d rd_rereq), probes $(d tlp_sent)," \
+		"go-back-N $(d retransmits), timeouts $(d timeouts)"
+	[ $r = 0 ] && [ "$n" -gt 0 ] && [ "$(d tx_errors)" = "$n" ] &&
+		[ "$(d tx_busy)" -ge "$n" ] && [ $(($(d retx_packets) + $(d rd_rereq))) -le "$(d tlp_sent)" ] &&
+		[ "$(d retransmits)" = 0 ] && [ "$(d timeouts)" = 0 ]
+}
+# (RDMA_READ_REQUEST 0x0c; COMPARE_SWAP 0x13, FETCH_ADD 0x14.)
+ktap_check "READ: requests the stack refuses are started again on the next run" \
+	refused_op 0x0c -- -o write -s 65536 -n 50 -k 4
+ktap_check "atomics: requests the stack refuses are started again, each executed once" \
+	refused_op 0x13 0x14 -- -o atomic -n 200 -k 4
 ktap_finished
