@@ -103,8 +103,8 @@ run() {
 }
 
 # (Tuning: RRXE_CC_RUNS=rate,delay picks runs, RRXE_CC_KNOBS="name=value,..." sets
-# knobs on every device after the algorithm; RRXE_CC_RED_BURST and RRXE_CC_RED_MAX
-# change the marking, see lib/incast.sh.)
+# knobs on every device after the algorithm; RRXE_CC_RED_BURST, RRXE_CC_RED_MIN and
+# RRXE_CC_RED_MAX change the marking, see lib/incast.sh.)
 if [ "$prov" = rrxe ]; then
 	for a in none:0:marking dcqcn:1:marking rate:2:marking delay:3:plain; do
 		name=$(echo "$a" | cut -d: -f1)

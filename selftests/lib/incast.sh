@@ -13,7 +13,7 @@ DBG=/sys/kernel/debug
 # Bottleneck rate (Mbit/s) and the queue: a hard limit, and RED's marking thresholds.
 BN_MBIT=${CC_BN_MBIT:-100}
 BN_LIMIT=300000
-BN_MIN=30000
+BN_MIN=${RRXE_CC_RED_MIN:-30000}
 BN_MAX=${RRXE_CC_RED_MAX:-90000}
 
 cc_down() {
@@ -71,7 +71,8 @@ cc_up() {
 # FIFO that never marks. RED judges the instantaneous queue, as the ECN marking of a
 # DCQCN fabric's switches does: with "burst 31" tc gives its average a weight of 1/4 (it
 # follows the queue within a few packets), where burst 55 gave 1/32 and marking lagged
-# the queue by some 32 packets (RRXE_CC_RED_BURST and RRXE_CC_RED_MAX override them).
+# the queue by some 32 packets (RRXE_CC_RED_BURST, RRXE_CC_RED_MIN and RRXE_CC_RED_MAX
+# override them).
 # Everything else (the tools' TCP set-up) goes ahead in its own band: RED drops packets
 # that are not ECN-capable early, and a TCP handshake stuck behind the RoCE queue kept
 # later flows from starting for many seconds. (htb let about
