@@ -126,20 +126,15 @@ refused_op() {
 	local ops=() op r n
 	while [ "$1" != -- ]; do ops+=("$1"); shift; done
 	shift
-	modprobe sch_ingress && modprobe cls_u32 && modprobe act_gact &&
-		in0 tc qdisc add dev va clsact || return 1
+	clsact_add in0 va || return 1
 	for op in "${ops[@]}"; do
-		in0 tc filter add dev va egress protocol ip prio 1 u32 \
-			match ip protocol 17 0xff match ip dport 4791 0xffff \
-			match u8 "$op" 0xff at 28 match u8 0 0x06 at 36 \
-			action gact pass random determ drop 2 ||
+		roce_refuse in0 va determ 2 match u8 "$op" 0xff at 28 match u8 0 0x06 at 36 ||
 			{ in0 tc qdisc del dev va clsact; return 1; }
 	done
 	snap
 	verify2 "$@"
 	r=$?
-	n=$(in0 tc -s filter show dev va egress |
-		awk '/dropped/ { sub(",", "", $7); n += $7 } END { print n + 0 }')
+	n=$(tc_dropped_sum in0 filter show dev va egress)
 	in0 tc qdisc del dev va clsact
 	echo "# refused $n, tx_errors $(d tx_errors), started again $(d tx_busy)," \
 		"resent $(d retx_packets), READs asked again $(d rd_rereq), probes $(d tlp_sent)," \

@@ -339,16 +339,30 @@ tc_dropped() {
 	n=$("$1" tc -s "${@:2}" | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
 	echo "${n:-0}"
 }
-# act_drop <in0|in1> <dev> <n>: refuse 1 in <n> of the RoCEv2 packets leaving <dev> by a
-# gact action on clsact egress, no qdisc (the stack returns NET_XMIT_DROP to the sender).
-# UDP port 4791 only: a refused packet of the tools' TCP exchange would count too.
-act_drop() {
-	modprobe sch_ingress && modprobe cls_u32 && modprobe act_gact &&
-	$1 tc qdisc add dev "$2" clsact &&
-	$1 tc filter add dev "$2" egress protocol ip prio 1 u32 \
-		match ip protocol 17 0xff match ip dport 4791 0xffff \
-		action gact pass random netrand drop "$3"
+# tc_dropped_sum <in0|in1> <tc show arguments...>: every "dropped" count tc prints, summed
+# (e.g. over several filters).
+tc_dropped_sum() {
+	"$1" tc -s "${@:2}" | awk '/dropped/ { sub(",", "", $7); n += $7 } END { print n + 0 }'
 }
+# clsact_add <in0|in1> <dev>: a clsact qdisc on <dev>, for roce_refuse's filters.
+clsact_add() {
+	modprobe sch_ingress && modprobe cls_u32 && modprobe act_gact &&
+		$1 tc qdisc add dev "$2" clsact
+}
+# roce_refuse <in0|in1> <dev> <netrand|determ> <n> [u32 match...]: a u32 filter on the
+# clsact egress of <dev> whose gact action refuses 1 in <n> (at random, or every <n>-th)
+# of the RoCEv2 packets leaving <dev> that also meet the matches given (the stack returns
+# NET_XMIT_DROP to the sender).
+roce_refuse() {
+	local ns=$1 dev=$2 how=$3 n=$4
+	shift 4
+	$ns tc filter add dev "$dev" egress protocol ip prio 1 u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff "$@" \
+		action gact pass random "$how" drop "$n"
+}
+# act_drop <in0|in1> <dev> <n>: refuse 1 in <n> of the RoCEv2 packets leaving <dev> at
+# random, by a gact action on clsact egress, no qdisc.
+act_drop() { clsact_add "$1" "$2" && roce_refuse "$1" "$2" netrand "$3"; }
 # dropped: packets the root qdiscs of both veth ends dropped since they were installed.
 dropped() { echo $(( $(tc_dropped in0 qdisc show dev va) + $(tc_dropped in1 qdisc show dev vb) )); }
 
