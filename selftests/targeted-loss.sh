@@ -88,6 +88,19 @@ ktap_check "READ: each READ's last response lost once, asked for once" \
 ktap_check "READ: each READ request lost once, asked for again once" \
 	lossy in0 va 0x0c 50 rd_rereq -o write -s 65536 -n 50 -k 4
 
+# refused_run <verify args...>: the verify run (its status) with the counters snapped
+# before it, behind the refusing filters on va's clsact egress, which it then removes;
+# REFUSED: the packets they refused.
+refused_run() {
+	local r
+	snap
+	verify2 "$@"
+	r=$?
+	REFUSED=$(tc_dropped_sum in0 filter show dev va egress)
+	in0 tc qdisc del dev va clsact
+	return $r
+}
+
 # refused <verify args..., ending with -k depth>: 1% of the packets leaving va are refused
 # by the stack itself (a gact drop on clsact egress returns NET_XMIT_DROP to the sender;
 # rdma_rxe moves its QP to the error state on the first one): each counted in tx_errors,
@@ -99,11 +112,8 @@ ktap_check "READ: each READ request lost once, asked for again once" \
 refused() {
 	act_drop in0 va 100 || { in0 tc qdisc del dev va clsact 2>/dev/null; return 1; }
 	local r n
-	snap
-	verify2 "$@"
-	r=$?
-	n=$(tc_dropped in0 filter show dev va egress)
-	in0 tc qdisc del dev va clsact
+	refused_run "$@"
+	r=$? n=$REFUSED
 	echo "# refused $n, tx_errors $(d tx_errors), sent again at once $(d tx_busy)," \
 		"resent $(d retx_packets), probes $(d tlp_sent), RNR NAKs $(d rnr_nak_sent)," \
 		"go-back-N $(d retransmits)"
@@ -131,11 +141,8 @@ refused_op() {
 		roce_refuse in0 va determ 2 match u8 "$op" 0xff at 28 match u8 0 0x06 at 36 ||
 			{ in0 tc qdisc del dev va clsact; return 1; }
 	done
-	snap
-	verify2 "$@"
-	r=$?
-	n=$(tc_dropped_sum in0 filter show dev va egress)
-	in0 tc qdisc del dev va clsact
+	refused_run "$@"
+	r=$? n=$REFUSED
 	echo "# refused $n, tx_errors $(d tx_errors), started again $(d tx_busy)," \
 		"resent $(d retx_packets), READs asked again $(d rd_rereq), probes $(d tlp_sent)," \
 		"go-back-N $(d retransmits), timeouts $(d timeouts)"
