@@ -352,7 +352,8 @@ clsact_add() {
 # roce_refuse <in0|in1> <dev> <netrand|determ> <n> [u32 match...]: a u32 filter on the
 # clsact egress of <dev> whose gact action refuses 1 in <n> (at random, or every <n>-th)
 # of the RoCEv2 packets leaving <dev> that also meet the matches given (the stack returns
-# NET_XMIT_DROP to the sender).
+# NET_XMIT_DROP to the sender). UDP port 4791 only: a refused packet of the tools' TCP
+# exchange would count too.
 roce_refuse() {
 	local ns=$1 dev=$2 how=$3 n=$4
 	shift 4
