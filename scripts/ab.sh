@@ -5,7 +5,8 @@
 # kernel); B defaults to the working tree's rrxe.ko. Prints one table: each side's runs,
 # medians and B/A. RRXE_AB_ROUNDS (3), RRXE_AB_LOSS (1 %), RRXE_BENCH_SECONDS (4),
 # RRXE_AB_ONLY (a comma-separated subset of the tests, e.g. read_loss1; also
-# write4q_loss0, over 4 QPs, and writelat_loss0, ib_write_lat 8 B in us).
+# write4q_loss0, over 4 QPs, and writelat_loss0, sendlat_loss0 and readlat_loss0, the
+# 8-byte latency tools in us).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/env.sh"
@@ -49,7 +50,7 @@ for line in open(sys.argv[1]):
 def med(v):
     n = [float(x) for x in v if x != "FAIL"]
     return statistics.median(n) if n and len(n) == len(v) else None
-print("| test (MB/s; writelat: us) | A runs | B runs | A median | B median | B/A |")
+print("| test (MB/s; the lat rows: us) | A runs | B runs | A median | B median | B/A |")
 print("|---|---|---|---|---|---|")
 for t, s in runs.items():
     a, b = med(s.get("a", [])), med(s.get("b", []))

@@ -4,7 +4,8 @@
 # (RRXE_AB="a.ko,b.ko"), RRXE_AB_ROUNDS rounds (a b, then b a, ...) of ib_write_bw and
 # ib_read_bw 64 KiB, lossless and through netem loss (RRXE_AB_LOSS percent, both ways).
 # RRXE_AB_ONLY (e.g. read_loss1,write_loss0; also write4q_loss0, ib_write_bw over 4
-# QPs, and writelat_loss0, ib_write_lat 8 B in us) runs only those tests. Writes
+# QPs, and writelat_loss0, sendlat_loss0 and readlat_loss0, the 8-byte latency tools in
+# us) runs only those tests. Writes
 # "<side> <test> <MB/s or FAIL>" lines to /tmp/out/ab.txt. Never run by make check.
 cd "$(dirname "$0")/.." || exit 1
 . lib/ktap.sh
@@ -53,13 +54,15 @@ for ((r = 0; r < rounds; r++)); do
 		fi
 		for l in 0 "$pct"; do
 			loss "$l"
-			for op in write read write4q writelat; do
+			for op in write read write4q writelat sendlat readlat; do
 				# (By default the first two; RRXE_AB_ONLY can also name write4q_loss0, over
-				# 4 QPs, and writelat_loss0, ib_write_lat 8 B in us.)
+				# 4 QPs, and writelat_loss0, sendlat_loss0, readlat_loss0 in us.)
 				case ",${RRXE_AB_ONLY:-write_loss$l,read_loss$l}," in *",${op}_loss$l,"*) ;; *) continue ;; esac
 				case $op in
 				write4q) v=$(bw ib_write_bw -q 4) ;;
 				writelat) v=$(bw ib_write_lat) ;;
+				sendlat) v=$(bw ib_send_lat) ;;
+				readlat) v=$(bw ib_read_lat) ;;
 				*) v=$(bw "ib_${op}_bw") ;;
 				esac
 				[ -n "$v" ] || rc=1
