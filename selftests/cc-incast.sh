@@ -75,6 +75,7 @@ fi
 ok=1
 [ "$(knob ccs1 algo)" = 2 ] || { echo "# algo default: $(knob ccs1 algo)"; ok=0; }
 [ "$(knob ccs1 rate_init_win)" = 16 ] || { echo "# rate_init_win default: $(knob ccs1 rate_init_win)"; ok=0; }
+[ "$(knob ccs1 pacer_burst)" = 1024 ] || { echo "# pacer_burst default: $(knob ccs1 pacer_burst)"; ok=0; }
 for k in rp_ai_rate rp_hai_rate rp_time_reset rp_min_rate rp_dce_tcp_g \
 	rp_initial_alpha_value np_min_time_between_cnps; do
 	[ -r "$DBG/rrxe-ccs1/cc_params/$k" ] || { echo "# no knob $k"; ok=0; }

@@ -205,6 +205,17 @@ mod tests {
         // Beyond LATE_BURSTS buckets of lateness the excess is lost, as before.
         let far = woken_late(4096, rate, 100_000_000);
         assert!(far < rate / 2, "{far}");
+        // The default 1 KiB bucket holds 0.33 ms of tokens there: it keeps the rate
+        // 0.5 ms late, not 1 ms late.
+        for late in [0, 100_000, 500_000] {
+            let sent = woken_late(1024, rate, late);
+            assert!(sent >= rate * 99 / 100, "{sent} at {late} ns late, 1 KiB");
+            assert!(
+                sent <= rate + 1024 + 1024,
+                "{sent} at {late} ns late, 1 KiB"
+            );
+        }
+        assert!(woken_late(1024, rate, 1_000_000) < rate * 9 / 10);
     }
 
     /// A late return may send what accrued since the announced time, up to a bucket

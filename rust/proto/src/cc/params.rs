@@ -270,7 +270,7 @@ const TABLE: [ParamInfo; 30] = [
     ),
     p(
         "pacer_burst",
-        4096,
+        1024,
         256,
         16_777_216,
         "pacer bucket depth, bytes",
