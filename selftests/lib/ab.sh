@@ -60,9 +60,7 @@ for ((r = 0; r < rounds; r++)); do
 				case ",${RRXE_AB_ONLY:-write_loss$l,read_loss$l}," in *",${op}_loss$l,"*) ;; *) continue ;; esac
 				case $op in
 				write4q) v=$(bw ib_write_bw -q 4) ;;
-				writelat) v=$(bw ib_write_lat) ;;
-				sendlat) v=$(bw ib_send_lat) ;;
-				readlat) v=$(bw ib_read_lat) ;;
+				*lat) v=$(bw "ib_${op%lat}_lat") ;;
 				*) v=$(bw "ib_${op}_bw") ;;
 				esac
 				[ -n "$v" ] || rc=1
